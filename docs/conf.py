@@ -1,0 +1,123 @@
+"""Sphinx configuration for autograd-notes.
+
+The build is strict on purpose: every example and page is executed, any
+error or Sphinx warning fails the build (``-W --keep-going`` in the nox
+session), and unexpected Python warnings in examples are errors.
+"""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(DOCS / "_ext"))
+
+with (ROOT / "pyproject.toml").open("rb") as f:
+    _project = tomllib.load(f)["project"]
+
+# The one place the repository is named: pyproject.toml's [project.urls].
+REPOSITORY = _project["urls"]["Repository"]
+
+project = "autograd-notes"
+author = "autograd-notes developers"
+copyright = "2026, autograd-notes developers"
+
+import autograd_notes  # noqa: E402
+
+release = version = autograd_notes.__version__
+
+extensions = [
+    "myst_nb",
+    "sphinx_gallery.gen_gallery",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.viewcode",
+    "sphinx_copybutton",
+    "sphinx_design",
+    "sphinx-mathjax-offline",  # MathJax served from _static: no CDN request
+    "freshness",
+    "sitecheck",
+]
+
+exclude_patterns = [
+    "_build",
+    "jupyter_execute",
+    "**.ipynb_checkpoints",
+    # sphinx-gallery writes a notebook beside each generated page; myst-nb
+    # would otherwise read it as a second copy of the example.
+    "tutorials/**.ipynb",
+    "sg_execution_times.rst",
+]
+suppress_warnings = []
+
+# -- MyST / myst-nb: executed concept pages ---------------------------------
+myst_enable_extensions = ["colon_fence", "dollarmath", "deflist", "attrs_inline"]
+myst_heading_anchors = 3
+nb_execution_mode = "cache"
+nb_execution_raise_on_error = True
+nb_execution_timeout = 180
+nb_execution_show_tb = True
+# A warning printed by a cell goes to stderr: fail the build instead of
+# publishing it. Pages that expect a warning catch it and print it.
+nb_output_stderr = "error"
+nb_merge_streams = True
+
+# -- sphinx-gallery: the tutorials ---------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": ["../gallery"],
+    "gallery_dirs": ["tutorials"],
+    "filename_pattern": r"/\d\d_",  # execute every numbered script
+    "ignore_pattern": r"(__init__|conftest)\.py",
+    "within_subsection_order": "FileNameSortKey",
+    "abort_on_example_error": False,  # run them all, then fail listing each error
+    "only_warn_on_example_error": False,
+    "reset_modules": ("matplotlib", "sitecheck.strict_warnings"),
+    "reset_modules_order": "both",
+    "doc_module": ("autograd_notes",),
+    "backreferences_dir": "reference/generated/backreferences",
+    "reference_url": {"autograd_notes": None},
+    "download_all_examples": True,
+    "remove_config_comments": True,
+    "show_memory": False,
+    "capture_repr": ("_repr_html_", "__repr__"),
+    "image_srcset": ["2x"],
+    "thumbnail_size": (400, 280),
+    "first_notebook_cell": None,
+    "show_signature": False,
+}
+
+# -- autodoc --------------------------------------------------------------------
+autodoc_typehints = "description"
+autodoc_member_order = "bysource"
+autodoc_default_options = {"members": True, "show-inheritance": True}
+napoleon_numpy_docstring = True
+napoleon_google_docstring = False
+
+# -- copybutton: copy code, never prompts or outputs -------------------------------
+copybutton_prompt_text = r">>> |\.\.\. |\$ |In \[\d*\]: | {2,5}\.\.\.: "
+copybutton_prompt_is_regexp = True
+copybutton_only_copy_prompt_lines = True
+copybutton_exclude = ".linenos, .gp, .go"
+
+# -- HTML -------------------------------------------------------------------------
+html_theme = "sphinx_book_theme"
+html_title = "autograd-notes"
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+html_last_updated_fmt = None
+html_theme_options = {
+    "repository_url": REPOSITORY,
+    "repository_branch": "main",
+    "path_to_docs": "docs",
+    "use_repository_button": True,
+    "use_edit_page_button": True,
+    "use_issues_button": True,
+    "use_download_button": True,
+    "home_page_in_toc": True,
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+}
+html_context = {"default_mode": "auto"}

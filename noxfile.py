@@ -1,0 +1,85 @@
+"""Every task of the project, as a nox session. ``nox -l`` lists them.
+
+All environments install with ``constraints.txt`` so every build and test
+run uses the same torch (2.13.0, CPU) and the same Sphinx stack.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import nox
+
+PYTHON = "3.11"
+ROOT = Path(__file__).parent
+CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
+SPHINX_ARGS = ("-W", "--keep-going", "-b", "html", "docs", "docs/_build/html")
+
+nox.options.sessions = ["lint", "tests", "docs"]
+nox.options.reuse_existing_virtualenvs = True
+nox.options.error_on_missing_interpreters = True
+
+
+def install(session: nox.Session, *requirements: str) -> None:
+    """Install with the constraints, skipping pip when nothing has changed.
+
+    A reused environment remembers a hash of what it was built from, so a
+    no-change ``nox -s docs`` spends its time in Sphinx, not in pip.
+    """
+    recipe = " ".join(requirements).encode()
+    for name in ("pyproject.toml", "constraints.txt"):
+        recipe += (ROOT / name).read_bytes()
+    digest = hashlib.sha256(recipe).hexdigest()
+    stamp = Path(session.virtualenv.location) / ".installed"
+    if stamp.exists() and stamp.read_text() == digest:
+        return
+    session.install(*requirements, *CONSTRAINTS)
+    stamp.write_text(digest)
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    """Unit tests, doctests of src/, `>>>` examples in docs/, strictness checks."""
+    install(session, "-e", ".[test,docs]")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """Build the HTML site, strictly, into docs/_build/html."""
+    install(session, "-e", ".[docs]")
+    session.run("sphinx-build", *SPHINX_ARGS, *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff check, ruff format --check, and mypy --strict on src/."""
+    install(session, "-e", ".", "ruff", "mypy", "matplotlib", "networkx")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    session.run("mypy")
+
+
+@nox.session(python=PYTHON)
+def browser(session: nox.Session) -> None:
+    """Build the site, serve it on 127.0.0.1, check it in Debian's Chromium."""
+    install(session, "-e", ".[docs,browser]")
+    session.run("sphinx-build", *SPHINX_ARGS)
+    session.run("pytest", "browser_tests", *session.posargs)
+
+
+@nox.session(name="docs-live", python=PYTHON)
+def docs_live(session: nox.Session) -> None:
+    """Rebuild and reload the site in a browser while you edit."""
+    install(session, "-e", ".[docs]", "sphinx-autobuild")
+    session.run(
+        "sphinx-autobuild", *SPHINX_ARGS, "--watch", "gallery", "--watch", "src"
+    )
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Speed and memory benchmarks, printed as ratios against references."""
+    install(session, "-e", ".[docs]", "torchviz")
+    session.run("python", "bench/run.py", *session.posargs)

@@ -1,0 +1,52 @@
+"""Small, strict helpers for studying PyTorch autograd.
+
+Three modules, one idea each:
+
+* :mod:`autograd_notes.graph` prints, exports and draws the backward graph
+  behind a tensor.
+* :mod:`autograd_notes.masks` builds, checks and applies masks that decide
+  which entries of a weight may learn.
+* :mod:`autograd_notes.masked_linear` is a linear layer whose weight is
+  trained only inside a mask, written as a custom ``torch.autograd.Function``.
+
+Importing the package has no side effects beyond importing ``torch``.
+"""
+
+from autograd_notes.graph import draw_graph, format_graph, render_dot, to_dot, walk_graph
+from autograd_notes.masked_linear import MaskedLinear, MaskedLinearFunction, masked_linear
+from autograd_notes.masks import (
+    FrozenReport,
+    apply_mask,
+    check_mask,
+    frozen_report,
+    keep_frozen,
+    mask_from_condition,
+    mask_from_indices,
+    parametrize_mask,
+    random_mask,
+    register_grad_mask,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FrozenReport",
+    "MaskedLinear",
+    "MaskedLinearFunction",
+    "__version__",
+    "apply_mask",
+    "check_mask",
+    "draw_graph",
+    "format_graph",
+    "frozen_report",
+    "keep_frozen",
+    "mask_from_condition",
+    "mask_from_indices",
+    "masked_linear",
+    "parametrize_mask",
+    "random_mask",
+    "register_grad_mask",
+    "render_dot",
+    "to_dot",
+    "walk_graph",
+]

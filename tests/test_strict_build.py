@@ -1,0 +1,169 @@
+"""The docs build is strict: each kind of defect fails it.
+
+Every test builds a throw-away site in a temporary directory that uses the
+project's real ``docs/conf.py`` and ``docs/_ext``, with one small gallery
+script and one executed page. A baseline build must pass; then a single
+defect is injected and the build must fail, naming the problem.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.slow
+
+GOOD_EXAMPLE = '''\
+"""
+A tiny example
+==============
+
+It prints, and shows an expected warning by catching it.
+"""
+
+# %%
+import warnings
+
+import torch
+
+x = torch.ones(2, requires_grad=True)
+y = x * 3
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    _ = y.grad  # reading .grad of a non-leaf warns
+print(type(y.grad_fn).__name__, caught[0].category.__name__)
+'''
+
+GOOD_PAGE = """\
+---
+file_format: mystnb
+kernelspec:
+  name: python3
+  display_name: Python 3
+---
+
+# A page
+
+See {doc}`tutorials/index`.
+
+```{code-cell} python
+print(1 + 1)
+```
+"""
+
+INDEX = """\
+# Site
+
+```{toctree}
+tutorials/index
+page
+```
+"""
+
+
+def make_site(root: Path) -> Path:
+    """Write a minimal site using the project's real configuration."""
+    shutil.copy(ROOT / "pyproject.toml", root / "pyproject.toml")
+    shutil.copy(ROOT / "constraints.txt", root / "constraints.txt")
+    docs = root / "docs"
+    docs.mkdir()
+    shutil.copy(ROOT / "docs" / "conf.py", docs / "conf.py")
+    shutil.copytree(ROOT / "docs" / "_ext", docs / "_ext")
+    shutil.copytree(ROOT / "docs" / "_static", docs / "_static")
+    (docs / "index.md").write_text(INDEX)
+    (docs / "page.md").write_text(GOOD_PAGE)
+    gallery = root / "gallery"
+    gallery.mkdir()
+    (gallery / "GALLERY_HEADER.rst").write_text("Tutorials\n=========\n")
+    (gallery / "01_example.py").write_text(GOOD_EXAMPLE)
+    return root
+
+
+def build(root: Path) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html"]
+    cmd += [str(root / "docs"), str(root / "docs" / "_build" / "html")]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=root, timeout=300)
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    return make_site(tmp_path)
+
+
+def assert_fails(result: subprocess.CompletedProcess[str], *needles: str) -> None:
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, f"build passed but should have failed:\n{output}"
+    for needle in needles:
+        assert needle in output, f"{needle!r} not in build output:\n{output}"
+
+
+def test_baseline_builds_then_rebuilds_without_executing(site: Path) -> None:
+    first = build(site)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "executed 1 out of 1" in first.stdout
+    html = (site / "docs/_build/html/tutorials/01_example.html").read_text()
+    assert "MulBackward0 UserWarning" in html
+
+    second = build(site)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "executed 0 out of 0" in second.stdout
+    assert "0 added, 0 changed, 0 removed" in second.stdout
+    assert "Executing" not in second.stdout
+
+
+def test_example_that_raises_fails(site: Path) -> None:
+    example = site / "gallery" / "01_example.py"
+    example.write_text(GOOD_EXAMPLE + "\nraise ValueError('boom from example')\n")
+    assert_fails(build(site), "boom from example")
+
+
+def test_unexpected_warning_in_example_fails(site: Path) -> None:
+    example = site / "gallery" / "01_example.py"
+    example.write_text(GOOD_EXAMPLE + "\n_ = y.grad  # uncaught non-leaf warning\n")
+    assert_fails(build(site), "UserWarning", "not a leaf Tensor")
+
+
+def test_broken_cross_reference_fails(site: Path) -> None:
+    page = site / "docs" / "page.md"
+    page.write_text(GOOD_PAGE.replace("tutorials/index", "no/such/page"))
+    assert_fails(build(site), "unknown document", "no/such/page")
+
+
+def test_page_cell_that_raises_fails(site: Path) -> None:
+    page = site / "docs" / "page.md"
+    bad_cell = "```{code-cell} python\nraise RuntimeError('boom from page')\n```\n"
+    page.write_text(GOOD_PAGE + "\n" + bad_cell)
+    assert_fails(build(site), "boom from page")
+
+
+def test_page_cell_with_unexpected_warning_fails(site: Path) -> None:
+    page = site / "docs" / "page.md"
+    cell = textwrap.dedent(
+        """\
+        ```{code-cell} python
+        import warnings
+        warnings.warn("surprise from page")
+        ```
+        """
+    )
+    page.write_text(GOOD_PAGE + "\n" + cell)
+    assert_fails(build(site), "stderr was found in the cell outputs")
+
+
+def test_memory_address_in_output_fails(site: Path) -> None:
+    example = site / "gallery" / "01_example.py"
+    example.write_text(GOOD_EXAMPLE + "\nprint(y.grad_fn)\n")
+    assert_fails(build(site), "memory address in tutorials/01_example.html")
+
+
+def test_build_machine_path_in_output_fails(site: Path) -> None:
+    example = site / "gallery" / "01_example.py"
+    example.write_text(GOOD_EXAMPLE + "\nprint(torch.__file__)\n")
+    assert_fails(build(site), "build-machine path")
