@@ -54,7 +54,19 @@ exclude_patterns = [
 suppress_warnings = []
 
 # -- MyST / myst-nb: executed concept pages ---------------------------------
-myst_enable_extensions = ["colon_fence", "dollarmath", "deflist", "attrs_inline"]
+myst_enable_extensions = [
+    "colon_fence",
+    "dollarmath",
+    "deflist",
+    "attrs_inline",
+    "substitution",
+]
+import torch  # noqa: E402
+
+myst_substitutions = {
+    "torch_version": torch.__version__,
+    "package_version": autograd_notes.__version__,
+}
 myst_heading_anchors = 3
 nb_execution_mode = "cache"
 nb_execution_raise_on_error = True

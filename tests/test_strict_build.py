@@ -167,3 +167,13 @@ def test_build_machine_path_in_output_fails(site: Path) -> None:
     example = site / "gallery" / "01_example.py"
     example.write_text(GOOD_EXAMPLE + "\nprint(torch.__file__)\n")
     assert_fails(build(site), "build-machine path")
+
+
+def test_new_pins_re_execute_every_example(site: Path) -> None:
+    assert build(site).returncode == 0
+    with (site / "constraints.txt").open("a") as pins:
+        pins.write("# a deliberate upgrade\n")
+    again = build(site)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "executed 1 out of 1" in again.stdout
+    assert "Executing notebook" in again.stdout

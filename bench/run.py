@@ -1,0 +1,103 @@
+"""Run every benchmark and print the results as ratios against references.
+
+``nox -s bench`` runs this file. Each ``bench_*.py`` beside it prints its own
+table; this script adds the docs-build timings:
+
+* a clean ``sphinx-build`` of a copy of the site, against the time to run the
+  same code as plain Python (each gallery script and the code cells of each
+  executed page, one ``python`` process each);
+* a no-change rebuild, which must execute nothing.
+
+Targets are printed as PASS/MISS beside the measured ratio; nothing here
+asserts, so a slow machine never fails the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import runpy
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
+OPTION = re.compile(r"^:[\w-]+:.*$\n?", re.M)
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def timed(cmd: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+    start = time.perf_counter()
+    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0:
+        sys.exit(f"command failed: {' '.join(cmd)}\n{result.stdout}\n{result.stderr}")
+    return elapsed, result
+
+
+def page_code(page: Path) -> str:
+    """The code cells of a MyST-NB page, joined into one script."""
+    cells = CELL.findall(page.read_text(encoding="utf-8"))
+    return "\n\n".join(OPTION.sub("", cell) for cell in cells)
+
+
+def plain_python_seconds(site: Path) -> float:
+    """Run each script and each executed page's code in a fresh interpreter."""
+    scripts = sorted((site / "gallery").glob("[0-9][0-9]_*.py"))
+    pages = [p for p in sorted((site / "docs").rglob("*.md")) if "{code-cell}" in p.read_text()]
+    total = 0.0
+    for script in scripts:
+        total += timed([sys.executable, str(script)], cwd=site)[0]
+    for page in pages:
+        code = site / f"_page_{page.stem}.py"
+        code.write_text(page_code(page), encoding="utf-8")
+        total += timed([sys.executable, str(code)], cwd=site)[0]
+    print(f"  plain Python: {len(scripts)} scripts + {len(pages)} pages")
+    return total
+
+
+def docs_build() -> None:
+    print("\n== Docs build (a copy of the site, built from scratch)")
+    with tempfile.TemporaryDirectory() as tmp:
+        site = Path(tmp) / "site"
+        site.mkdir()
+        for name in ("docs", "gallery"):
+            ignore = shutil.ignore_patterns("_build", "tutorials", "generated", "jupyter_execute")
+            shutil.copytree(ROOT / name, site / name, ignore=ignore)
+        for name in ("pyproject.toml", "constraints.txt"):
+            shutil.copy(ROOT / name, site / name)
+        shutil.copytree(ROOT / "src", site / "src")
+        cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html"]
+        cmd += ["docs", "docs/_build/html"]
+        clean, _ = timed(cmd, cwd=site)
+        rebuild, result = timed(cmd, cwd=site)
+        executed = "executed 0 out of 0" in result.stdout and "Executing" not in result.stdout
+        plain = plain_python_seconds(site)
+    ratio = clean / plain
+    print(f"  clean build       {clean:7.1f} s")
+    print(f"  plain execution   {plain:7.1f} s")
+    print(f"  ratio             {ratio:7.2f}x   target <= 2.00x   {verdict(ratio <= 2)}")
+    print(f"  no-change rebuild {rebuild:7.1f} s   target <= 5 s      {verdict(rebuild <= 5)}")
+    print(f"  rebuild executed nothing: {executed}   {verdict(executed)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--skip-docs", action="store_true", help="only the package benchmarks")
+    args = parser.parse_args()
+    for bench in sorted(Path(__file__).parent.glob("bench_*.py")):
+        print(f"\n== {bench.stem}")
+        runpy.run_path(str(bench), run_name="__main__")
+    if not args.skip_docs:
+        docs_build()
+
+
+if __name__ == "__main__":
+    main()
