@@ -8,8 +8,9 @@ session), and unexpected Python warnings in examples are errors.
 from __future__ import annotations
 
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
@@ -103,6 +104,9 @@ sphinx_gallery_conf = {
 
 # -- autodoc --------------------------------------------------------------------
 autodoc_typehints = "description"
+autodoc_inherit_docstrings = (
+    False  # torch.autograd.Function docstrings carry torch-internal refs
+)
 autodoc_member_order = "bysource"
 autodoc_default_options = {"members": True, "show-inheritance": True}
 napoleon_numpy_docstring = True

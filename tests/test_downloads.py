@@ -45,7 +45,9 @@ def fresh_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def downloads(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Build the gallery's download files without executing the examples."""
     site = tmp_path_factory.mktemp("site")
-    ignore = shutil.ignore_patterns("_build", "tutorials", "generated", "jupyter_execute")
+    ignore = shutil.ignore_patterns(
+        "_build", "tutorials", "generated", "jupyter_execute"
+    )
     for name in ("docs", "gallery"):
         shutil.copytree(ROOT / name, site / name, ignore=ignore)
     for name in ("pyproject.toml", "constraints.txt"):
@@ -74,7 +76,9 @@ def run(python: Path, script: Path) -> None:
         cwd=script.parent,
         timeout=600,
     )
-    assert result.returncode == 0, f"{script.name} failed:\n{result.stdout}\n{result.stderr}"
+    assert result.returncode == 0, (
+        f"{script.name} failed:\n{result.stdout}\n{result.stderr}"
+    )
 
 
 def test_every_example_is_offered_for_download(downloads: Path) -> None:
@@ -87,7 +91,9 @@ def test_every_example_is_offered_for_download(downloads: Path) -> None:
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_downloaded_script_runs(fresh_python: Path, downloads: Path, example: str) -> None:
+def test_downloaded_script_runs(
+    fresh_python: Path, downloads: Path, example: str
+) -> None:
     script = find(downloads, example)
     assert script.read_text() == (ROOT / "gallery" / example).read_text()
     run(fresh_python, script)
@@ -98,9 +104,13 @@ def test_downloaded_notebook_runs(
     fresh_python: Path, downloads: Path, example: str, tmp_path: Path
 ) -> None:
     notebook = json.loads(find(downloads, example.replace(".py", ".ipynb")).read_text())
-    cells = ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
+    cells = [
+        "".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"
+    ]
     assert cells, f"{example}: the notebook has no code cells"
-    assert not any(line.lstrip().startswith(("%", "!")) for c in cells for line in c.splitlines())
+    assert not any(
+        line.lstrip().startswith(("%", "!")) for c in cells for line in c.splitlines()
+    )
     script = tmp_path / example
     script.write_text("\n\n".join(cells))
     run(fresh_python, script)

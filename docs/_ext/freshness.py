@@ -26,7 +26,7 @@ def fingerprint(root: Path) -> str:
     import torch
 
     digest = hashlib.sha256(torch.__version__.encode())
-    files = sorted((root / "src").rglob("*.py")) + [root / "constraints.txt"]
+    files = [*sorted((root / "src").rglob("*.py")), root / "constraints.txt"]
     for path in files:
         if path.exists():
             digest.update(path.relative_to(root).as_posix().encode())

@@ -12,8 +12,18 @@ Three modules, one idea each:
 Importing the package has no side effects beyond importing ``torch``.
 """
 
-from autograd_notes.graph import draw_graph, format_graph, render_dot, to_dot, walk_graph
-from autograd_notes.masked_linear import MaskedLinear, MaskedLinearFunction, masked_linear
+from autograd_notes.graph import (
+    draw_graph,
+    format_graph,
+    render_dot,
+    to_dot,
+    walk_graph,
+)
+from autograd_notes.masked_linear import (
+    MaskedLinear,
+    MaskedLinearFunction,
+    masked_linear,
+)
 from autograd_notes.masks import (
     FrozenReport,
     apply_mask,
