@@ -62,7 +62,12 @@ myst_enable_extensions = [
     "attrs_inline",
     "substitution",
 ]
+import matplotlib.font_manager  # noqa: E402, F401
 import torch  # noqa: E402
+
+# Importing font_manager builds matplotlib's font cache on a fresh machine
+# now, in the Sphinx process, instead of inside the first executed page where
+# its one-time message on stderr would fail the build.
 
 myst_substitutions = {
     "torch_version": torch.__version__,
