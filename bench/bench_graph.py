@@ -1,0 +1,160 @@
+"""Benchmark ``autograd_notes.graph.to_dot`` against torchviz, and its scaling.
+
+Run it as ``python bench/bench_graph.py`` (``bench/run.py`` runs it too). It
+prints a table with PASS/MISS beside each target and asserts nothing:
+
+1. ``to_dot`` against ``torchviz.make_dot(...).source`` on a balanced binary
+   sum tree over 10,000 one-element parameters (9,999 ``AddBackward0`` plus
+   10,000 ``AccumulateGrad`` nodes), both given the parameter names. Target:
+   torchviz takes at least 2x as long.
+2. ``to_dot`` on chains ``y = y * 1.0001`` of 10k, 100k and 1M steps.
+   Target: each 10x more nodes costs at most 12x more time.
+3. A measured fact, not a target: ``torchviz.make_dot`` recurses once per
+   node, so a 1,000-step chain already raises ``RecursionError``.
+
+Times are medians of several runs of ``time.perf_counter``, each after a
+``gc.collect()`` so that no run pays for garbage left by the one before.
+The whole script takes about a minute.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import statistics
+import time
+import warnings
+from collections.abc import Callable
+
+import torch
+
+from autograd_notes.graph import to_dot, walk_graph
+
+TREE_LEAVES = 10_000
+CHAIN_SIZES = (10_000, 100_000, 1_000_000)
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def median_seconds(func: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """Median wall-clock (``perf_counter``) and CPU (``process_time``) seconds.
+
+    Targets are judged on wall-clock time. CPU time is printed beside it: on a
+    busy machine the two differ, and CPU time shows what the code itself cost.
+    """
+    wall, cpu = [], []
+    for _ in range(repeats):
+        gc.collect()
+        start, start_cpu = time.perf_counter(), time.process_time()
+        func()
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def sum_tree(leaves: int) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """A balanced binary tree of ``+`` over ``leaves`` parameters."""
+    params = {f"p{i}": torch.ones(1, requires_grad=True) for i in range(leaves)}
+    level = list(params.values())
+    while len(level) > 1:
+        pairs = [level[i] + level[i + 1] for i in range(0, len(level) - 1, 2)]
+        level = pairs + level[len(pairs) * 2 :]  # an odd one out moves up
+    return level[0], params
+
+
+def chain(steps: int) -> torch.Tensor:
+    y = torch.ones(1, requires_grad=True)
+    for _ in range(steps):
+        y = y * 1.0001
+    return y
+
+
+def free_deep_graph(holder: list[torch.Tensor]) -> None:
+    """Free the graph of the one tensor in ``holder`` from its root down.
+
+    PyTorch 2.13 frees a node recursively once Python has seen it (as any walk
+    does), so dropping a walked chain of ~50,000+ nodes the ordinary way
+    overflows the C stack. Holding every node, dropping the tensor, then
+    releasing the nodes root first frees them one at a time instead.
+    """
+    nodes = walk_graph(holder[0])
+    holder.clear()
+    nodes.reverse()  # a list drops its items last first: now root first
+    del nodes
+
+
+def torchviz_source(root: torch.Tensor, params: dict[str, torch.Tensor]) -> str:
+    import torchviz
+
+    return str(torchviz.make_dot(root, params=params).source)
+
+
+def compare_with_torchviz() -> None:
+    root, params = sum_tree(TREE_LEAVES)
+    nodes = len(walk_graph(root))
+    print(
+        f"\nto_dot vs torchviz.make_dot(...).source: balanced sum tree over "
+        f"{TREE_LEAVES:,} parameters ({nodes:,} nodes), names given to both"
+    )
+    ours, ours_cpu = median_seconds(lambda: to_dot(root, names=params), repeats=9)
+    theirs, theirs_cpu = median_seconds(
+        lambda: torchviz_source(root, params), repeats=9
+    )
+    ratio = theirs / ours
+    print(f"  {'':18}  {'wall':>9}  {'(cpu)':>9}")
+    print(f"  torchviz.make_dot   {theirs * 1e3:6.1f} ms  ({theirs_cpu * 1e3:6.1f} ms)")
+    print(f"  to_dot              {ours * 1e3:6.1f} ms  ({ours_cpu * 1e3:6.1f} ms)")
+    print(
+        f"  torchviz / to_dot   {ratio:6.2f}x   target >= 2x    {verdict(ratio >= 2)}"
+    )
+
+
+def scaling() -> None:
+    print("\nto_dot scaling on chains y = y * 1.0001")
+    header = f"  {'nodes':>10}  {'wall':>10}  {'(cpu)':>11}  {'x per 10x':>9}"
+    print(f"{header}   target <= 12x")
+    previous = None
+    for steps in CHAIN_SIZES:
+        holder = [chain(steps)]
+        to_dot(holder[0])  # first sight of each node makes its Python object
+        repeats = max(3, 300_000 // steps)  # more runs where runs are short
+        seconds, cpu = median_seconds(lambda h=holder: to_dot(h[0]), repeats)
+        free_deep_graph(holder)
+        row = f"  {steps + 1:>10,}  {seconds * 1e3:7.1f} ms  ({cpu * 1e3:7.1f} ms)"
+        if previous is not None:
+            growth = seconds / previous
+            row += f"  {growth:8.1f}x   {verdict(growth <= 12)}"
+        print(row)
+        previous = seconds
+
+
+def torchviz_on_a_chain(steps: int = 1_000) -> None:
+    holder = [chain(steps)]
+    try:
+        torchviz_source(holder[0], {})
+    except RecursionError:
+        outcome = "raises RecursionError (it recurses once per node)"
+    else:
+        outcome = "works"
+    print(f"\nmeasured: torchviz.make_dot on a {steps:,}-step chain {outcome};")
+    lines = to_dot(holder[0]).count("\n") + 1
+    print(f"          to_dot on the same chain returns {lines:,} lines of DOT")
+
+
+def main() -> None:
+    with warnings.catch_warnings():
+        # torchviz imports distutils, which warns on import in Python 3.11.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import torchviz  # noqa: F401
+
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, load average {load}")
+    compare_with_torchviz()
+    scaling()
+    torchviz_on_a_chain()
+
+
+if __name__ == "__main__":
+    main()
