@@ -254,7 +254,7 @@ assert all(w.category is UserWarning for w in caught)
 # ``.grad`` (the weights pass through a ``TBackward0`` first, because
 # ``nn.Linear`` multiplies by the transposed weight). Activations are inner
 # nodes, and the images do not appear at all, since nothing about them is
-# differentiated. :func:`autograd_notes.graph.format_graph` prints the graph
+# differentiated. :func:`autograd_notes.format_graph` prints the graph
 # as text:
 print(format_graph(loss, names=dict(model.named_parameters())))
 
@@ -271,7 +271,7 @@ assert sum(type(n).__name__ == "TBackward0" for n in walk_graph(loss)) == 2
 # sphinx_gallery_end_ignore
 
 # %%
-# and :func:`autograd_notes.graph.draw_graph` draws it:
+# and :func:`autograd_notes.draw_graph` draws it:
 try:
     fig = draw_graph(loss, names=dict(model.named_parameters()))
 except ImportError as err:  # matplotlib and networkx are optional extras

@@ -158,7 +158,7 @@ assert z.grad_fn.next_functions[1] == (None, 0)
 # Walking by hand gets tedious once a tensor is used twice. Here is the loss
 # of a tiny linear model with an L2 penalty: ``w`` is used in the prediction
 # *and* in the penalty, so gradients reach it along two paths.
-# :func:`autograd_notes.graph.format_graph` prints the graph as an indented
+# :func:`autograd_notes.format_graph` prints the graph as an indented
 # tree, labelling nodes with the names you pass in (``locals()`` works too).
 _ = torch.manual_seed(0)
 
@@ -173,7 +173,7 @@ loss = mse + 0.1 * (w**2).sum()
 print(format_graph(loss, names={"w": w, "b": b, "pred": pred, "mse": mse}))
 
 # %%
-# :func:`autograd_notes.graph.draw_graph` draws the same graph: the two
+# :func:`autograd_notes.draw_graph` draws the same graph: the two
 # arrows into ``w``'s ``AccumulateGrad`` node are the two paths whose
 # gradients are added up in ``w.grad``.
 try:

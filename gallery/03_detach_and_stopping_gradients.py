@@ -177,7 +177,7 @@ if plt is not None:
         print(err)
 
 # %%
-# As text, with :func:`autograd_notes.graph.format_graph`:
+# As text, with :func:`autograd_notes.format_graph`:
 print(format_graph(y.detach() * z, names=names))
 
 

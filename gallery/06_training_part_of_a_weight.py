@@ -196,7 +196,7 @@ if plt is not None:
 #
 # The same with ``autograd_notes.masks``
 # --------------------------------------
-# :func:`autograd_notes.masks.random_mask` draws a bool mask; pass a seeded
+# :func:`autograd_notes.random_mask` draws a bool mask; pass a seeded
 # :class:`torch.Generator` to get the same mask every run. It is the
 # comparison ``torch.rand(shape) < p`` used above, as ``True``/``False``.
 from autograd_notes.masks import (
@@ -219,7 +219,7 @@ assert torch.equal(mask, M.bool())
 
 # %%
 # The study notes trained only some *input columns* of a linear layer (a
-# "location" list). :func:`autograd_notes.masks.mask_from_indices` builds
+# "location" list). :func:`autograd_notes.mask_from_indices` builds
 # exactly that mask: for a weight of shape ``(out_features, in_features)``,
 # ``cols`` picks the inputs whose weights learn (``rows`` the outputs).
 col_mask = mask_from_indices(W.shape, cols=[0, 3, 4])
@@ -229,7 +229,7 @@ assert col_mask[:, [0, 3, 4]].all()
 assert not col_mask[:, [1, 2, 5, 6, 7]].any()
 
 # %%
-# :func:`autograd_notes.masks.mask_from_condition` turns a condition on the
+# :func:`autograd_notes.mask_from_condition` turns a condition on the
 # weight into a detached mask, e.g. "train only the large weights".
 big_mask = mask_from_condition(W.abs() > 1.0)
 print(big_mask.int())
@@ -240,7 +240,7 @@ assert torch.equal(big_mask, W.detach().abs() > 1.0)
 
 # %%
 # Every helper validates its mask with
-# :func:`autograd_notes.masks.check_mask`: same shape as the weight (no
+# :func:`autograd_notes.check_mask`: same shape as the weight (no
 # broadcasting), bool or 0/1 float, same device. A transposed mask is a
 # common slip:
 try:
@@ -255,7 +255,7 @@ assert "must have the weight's shape (5, 8), got shape (8, 5)" in message
 # %%
 # Forward masking with the package
 # --------------------------------
-# :func:`autograd_notes.masks.apply_mask` returns the masked weight (the
+# :func:`autograd_notes.apply_mask` returns the masked weight (the
 # ``W * M`` of the formulas) and gives exactly the forward-mask gradient.
 # It is computed with :func:`torch.where`, so an ``inf`` outside the mask
 # becomes 0 rather than ``inf * 0 = nan``.
@@ -272,7 +272,7 @@ assert torch.equal(apply_mask(_w_inf, mask)[~mask], torch.zeros(int((~mask).sum(
 # sphinx_gallery_end_ignore
 
 # %%
-# For a module, :func:`autograd_notes.masks.parametrize_mask` installs the
+# For a module, :func:`autograd_notes.parametrize_mask` installs the
 # forward mask permanently: ``layer.weight`` becomes the masked view and the
 # trainable tensor moves to ``layer.parametrizations.weight.original``.
 layer = torch.nn.Linear(8, 5, bias=False)
@@ -294,7 +294,7 @@ assert torch.allclose(original.grad, g_fwd)
 # %%
 # Gradient masking with the package
 # ---------------------------------
-# :func:`autograd_notes.masks.register_grad_mask` keeps the forward pass and
+# :func:`autograd_notes.register_grad_mask` keeps the forward pass and
 # masks the gradient with a hook, *before* it is accumulated into ``.grad``.
 # It returns a handle; ``handle.remove()`` takes the hook off again.
 w = W.detach().clone().requires_grad_()
@@ -311,7 +311,7 @@ assert torch.equal(w.grad[~mask], torch.zeros(int((~mask).sum())))
 # ---------------------------------------
 # The optimizer, not autograd, writes the weights. We train a small
 # regression for a few steps with each optimizer and a gradient mask, and
-# ask :func:`autograd_notes.masks.frozen_report` whether the masked-out
+# ask :func:`autograd_notes.frozen_report` whether the masked-out
 # entries are bit-identical afterwards. Two schedules: the mask is
 # registered before the first step, or only halfway through training (for
 # example, when you decide to freeze part of a layer you have already been
@@ -437,7 +437,7 @@ if plt is not None:
 # %%
 # The fix: restore the frozen entries after every step
 # ----------------------------------------------------
-# :func:`autograd_notes.masks.keep_frozen` records the values outside the
+# :func:`autograd_notes.keep_frozen` records the values outside the
 # mask when you call it and writes them back after every
 # ``optimizer.step()`` (a step post-hook). Whatever the optimizer does,
 # those entries end each step bit-identical. Keep the gradient mask too, so
@@ -486,7 +486,7 @@ assert (layer.weight[~mask] == 0).all()
 #   output, and the outputs differ.
 # * A zero gradient does not freeze an entry under weight decay, nor under
 #   momentum or Adam when the mask arrives mid-training.
-#   :func:`autograd_notes.masks.keep_frozen` does.
+#   :func:`autograd_notes.keep_frozen` does.
 #
 # The recipe without the explanation: :doc:`/how-to/freeze-part-of-a-weight`.
 

@@ -4,7 +4,7 @@ How do you write, and test, a custom autograd Function?
 
 We build a linear layer whose weight trains only inside a mask as a
 :class:`torch.autograd.Function`, one piece at a time, check it against the
-package's :class:`autograd_notes.masked_linear.MaskedLinearFunction`, test it
+package's :class:`autograd_notes.MaskedLinearFunction`, test it
 with :func:`torch.autograd.gradcheck`, and then make the classic mistakes on
 purpose to see which checks catch them.
 """
@@ -193,7 +193,7 @@ assert torch.allclose(_batched, F.linear(x.detach(), w.detach(), b.detach()))
 # the node ``MyMaskedLinearBackward``. Its edges lead to the inputs that
 # need a gradient, here the ``AccumulateGrad`` nodes of the leaves ``w`` and
 # ``b``; ``x`` needs none, and the mask and the mode are not part of the
-# graph. :func:`autograd_notes.graph.format_graph` prints the graph behind
+# graph. :func:`autograd_notes.format_graph` prints the graph behind
 # a small loss:
 from autograd_notes.graph import draw_graph, format_graph
 
@@ -217,7 +217,7 @@ assert y.grad_fn.next_functions[2][0].variable is b
 # sphinx_gallery_end_ignore
 
 # %%
-# The same graph, drawn with :func:`autograd_notes.graph.draw_graph`:
+# The same graph, drawn with :func:`autograd_notes.draw_graph`:
 try:
     fig = draw_graph(loss, names={"w": w, "b": b, "loss": loss})
 except ImportError as err:  # matplotlib and networkx are optional extras
@@ -297,12 +297,12 @@ assert torch.equal(freeze_grad, full_grad * mask)
 # %%
 # The package's version gives the same numbers
 # --------------------------------------------
-# :class:`autograd_notes.masked_linear.MaskedLinearFunction` is this Function
+# :class:`autograd_notes.MaskedLinearFunction` is this Function
 # with two refinements: it saves the input and the weight only when the
 # other one needs a gradient, and it supports :func:`torch.func.vmap`. Its
 # ``apply`` does not check its arguments; the checked entry points are the
-# function :func:`autograd_notes.masked_linear.masked_linear` and the module
-# :class:`autograd_notes.masked_linear.MaskedLinear`. Mind the argument
+# function :func:`autograd_notes.masked_linear` and the module
+# :class:`autograd_notes.MaskedLinear`. Mind the argument
 # orders: ``apply(input, weight, bias, mask, mode)`` but
 # ``masked_linear(input, weight, mask, bias, mode=...)``.
 from autograd_notes.masked_linear import (

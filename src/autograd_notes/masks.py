@@ -5,21 +5,21 @@ entry that trains, ``False`` (or ``0.0``) one that stays put.
 
 The module has three kinds of helpers:
 
-* **Building masks**: :func:`random_mask`, :func:`mask_from_indices`,
-  :func:`mask_from_condition`, and the validator :func:`check_mask`.
-* **Masking**: :func:`apply_mask` and :func:`parametrize_mask` mask the weight
+* **Building masks**: :func:`.random_mask`, :func:`.mask_from_indices`,
+  :func:`.mask_from_condition`, and the validator :func:`.check_mask`.
+* **Masking**: :func:`.apply_mask` and :func:`.parametrize_mask` mask the weight
   in the forward pass (the layer computes with ``W * M``);
-  :func:`register_grad_mask` leaves the forward pass alone and masks the
+  :func:`.register_grad_mask` leaves the forward pass alone and masks the
   gradient instead (``W.grad * M``).
-* **Checking and guaranteeing**: :func:`frozen_report` measures what an
-  optimizer did outside the mask, and :func:`keep_frozen` guarantees that the
+* **Checking and guaranteeing**: :func:`.frozen_report` measures what an
+  optimizer did outside the mask, and :func:`.keep_frozen` guarantees that the
   entries outside the mask stay bit-identical through optimizer steps. A
   gradient mask alone does not guarantee that: weight decay moves entries
   whose gradient is zero, and momentum or Adam state built up before the mask
   was applied keeps moving them.
 
 None of these functions modifies a tensor you pass in, except
-:func:`keep_frozen`, whose whole point is to write into the parameter after
+:func:`.keep_frozen`, whose whole point is to write into the parameter after
 each optimizer step.
 """
 
@@ -385,7 +385,7 @@ def apply_mask(weight: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     weight:
         The weight to mask.
     mask:
-        A mask accepted by :func:`check_mask` for ``weight``.
+        A mask accepted by :func:`.check_mask` for ``weight``.
 
     Returns
     -------
@@ -395,7 +395,7 @@ def apply_mask(weight: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     Raises
     ------
     TypeError, ValueError
-        If ``mask`` does not pass :func:`check_mask`.
+        If ``mask`` does not pass :func:`.check_mask`.
 
     Examples
     --------
@@ -416,7 +416,7 @@ def apply_mask(weight: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 class _MaskParametrization(nn.Module):
-    """The parametrization installed by :func:`parametrize_mask`."""
+    """The parametrization installed by :func:`.parametrize_mask`."""
 
     mask: torch.Tensor
 
@@ -440,7 +440,7 @@ def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Mod
 
     ``original`` keeps its values at the masked-out entries (they are not
     zeroed), but those entries receive exactly zero gradient. An optimizer
-    with weight decay still moves them; see :func:`keep_frozen`.
+    with weight decay still moves them; see :func:`.keep_frozen`.
 
     The module is modified in place (a parametrization is registered) and
     returned; the ``mask`` argument is copied, not kept.
@@ -452,7 +452,7 @@ def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Mod
     name:
         The attribute name of the tensor, e.g. ``"weight"``.
     mask:
-        A mask accepted by :func:`check_mask` for ``getattr(module, name)``.
+        A mask accepted by :func:`.check_mask` for ``getattr(module, name)``.
 
     Returns
     -------
@@ -463,11 +463,11 @@ def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Mod
     ------
     TypeError
         If ``module`` is not a :class:`torch.nn.Module`, ``name`` is not a
-        string, or ``mask`` fails :func:`check_mask`.
+        string, or ``mask`` fails :func:`.check_mask`.
     AttributeError
         If ``module`` has no tensor attribute ``name``.
     ValueError
-        If ``mask`` fails :func:`check_mask`.
+        If ``mask`` fails :func:`.check_mask`.
 
     Examples
     --------
@@ -509,12 +509,12 @@ def register_grad_mask(param: torch.Tensor, mask: torch.Tensor) -> RemovableHand
     Registers a hook with :meth:`torch.Tensor.register_hook`. The hook returns
     a new tensor (``torch.where(M, grad, 0)``) and never modifies the
     incoming gradient in place. The forward pass is unchanged, which is the
-    difference from :func:`apply_mask`: here the masked-out weights still
+    difference from :func:`.apply_mask`: here the masked-out weights still
     take part in the computation, only their gradient is zeroed.
 
     Zero gradient is not the same as frozen: an optimizer with weight decay
     or with momentum/Adam state from earlier steps still moves the entries;
-    use :func:`keep_frozen` for a guarantee.
+    use :func:`.keep_frozen` for a guarantee.
 
     The mask is copied at registration; changing it later has no effect.
 
@@ -524,7 +524,7 @@ def register_grad_mask(param: torch.Tensor, mask: torch.Tensor) -> RemovableHand
         A leaf tensor that requires grad, typically an
         :class:`torch.nn.Parameter`.
     mask:
-        A mask accepted by :func:`check_mask` for ``param``.
+        A mask accepted by :func:`.check_mask` for ``param``.
 
     Returns
     -------
@@ -534,10 +534,10 @@ def register_grad_mask(param: torch.Tensor, mask: torch.Tensor) -> RemovableHand
     Raises
     ------
     TypeError
-        If ``param`` is not a tensor or ``mask`` fails :func:`check_mask`.
+        If ``param`` is not a tensor or ``mask`` fails :func:`.check_mask`.
     ValueError
         If ``param`` is not a leaf, does not require grad, or ``mask`` fails
-        :func:`check_mask`.
+        :func:`.check_mask`.
 
     Examples
     --------
@@ -582,7 +582,7 @@ def register_grad_mask(param: torch.Tensor, mask: torch.Tensor) -> RemovableHand
 class FrozenReport:
     """What changed between two snapshots of a weight, outside and inside a mask.
 
-    Made by :func:`frozen_report`. An entry counts as moved when its value
+    Made by :func:`.frozen_report`. An entry counts as moved when its value
     differs (with ``==``, so ``0.0`` and ``-0.0`` are equal, as for
     :func:`torch.equal`); an entry that is ``nan`` in both snapshots counts
     as unchanged.
@@ -640,7 +640,7 @@ def frozen_report(
         The weight before and after, of the same shape, dtype and device.
         Real dtypes only.
     mask:
-        A mask accepted by :func:`check_mask` for ``before``; ``True`` marks
+        A mask accepted by :func:`.check_mask` for ``before``; ``True`` marks
         the entries that were meant to train.
 
     Returns
@@ -653,10 +653,10 @@ def frozen_report(
     ------
     TypeError
         If ``before`` or ``after`` is not a real tensor, their dtypes differ,
-        or ``mask`` fails :func:`check_mask`.
+        or ``mask`` fails :func:`.check_mask`.
     ValueError
         If their shapes or devices differ, or ``mask`` fails
-        :func:`check_mask`.
+        :func:`.check_mask`.
 
     Examples
     --------
@@ -723,14 +723,14 @@ def keep_frozen(
     (weight decay, momentum or Adam state, ``nan``), they end each step with
     exactly the values they had at registration.
 
-    A gradient mask alone (:func:`register_grad_mask`, :func:`apply_mask`)
+    A gradient mask alone (:func:`.register_grad_mask`, :func:`.apply_mask`)
     does not guarantee this: decoupled or coupled weight decay
     (``AdamW``, ``SGD(weight_decay=...)``) moves entries whose gradient is
     zero, and momentum/Adam state built before the mask was applied keeps
     moving them for many steps.
 
     ``keep_frozen`` does not touch gradients. Combine it with
-    :func:`register_grad_mask` when the frozen entries' gradients must not
+    :func:`.register_grad_mask` when the frozen entries' gradients must not
     influence anything else either, e.g. a gradient-norm clip or an
     optimizer whose update is not elementwise. The restore runs only after
     ``optimizer.step()``: inside a step (an LBFGS closure, say) and after any
@@ -744,7 +744,7 @@ def keep_frozen(
     param:
         A tensor in one of ``optimizer.param_groups``.
     mask:
-        A mask accepted by :func:`check_mask` for ``param``; ``True`` marks
+        A mask accepted by :func:`.check_mask` for ``param``; ``True`` marks
         the entries that may train. It is copied at registration.
 
     Returns
@@ -756,10 +756,10 @@ def keep_frozen(
     ------
     TypeError
         If ``optimizer`` is not a :class:`torch.optim.Optimizer`, ``param``
-        is not a tensor, or ``mask`` fails :func:`check_mask`.
+        is not a tensor, or ``mask`` fails :func:`.check_mask`.
     ValueError
         If ``param`` is not in the optimizer's ``param_groups`` (compared by
-        identity), or ``mask`` fails :func:`check_mask`.
+        identity), or ``mask`` fails :func:`.check_mask`.
 
     Examples
     --------
