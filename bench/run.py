@@ -6,7 +6,9 @@ table; this script adds the docs-build timings:
 * a clean ``sphinx-build`` of a copy of the site, against the time to run the
   same code as plain Python (each gallery script and the code cells of each
   executed page, one ``python`` process each);
-* a no-change rebuild, which must execute nothing.
+* a no-change rebuild, which must execute nothing;
+* a second clean build, whose example and page outputs must be identical to
+  the first one's except for lines that report timings.
 
 Targets are printed as PASS/MISS beside the measured ratio; nothing here
 asserts, so a slow machine never fails the test suite.
@@ -27,6 +29,31 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
 OPTION = re.compile(r"^:[\w-]+:.*$\n?", re.M)
+
+
+OUTPUT = re.compile(
+    r'class="(?:sphx-glr-script-out|cell_output)[^"]*".*?<pre>(.*?)</pre>', re.S
+)
+TIMING = re.compile(r"\d\s*(ms|µs|us|s|seconds?)\b|\dx (as fast|faster|slower)")
+NUMBER = re.compile(r"\d+(\.\d+)?")
+
+
+def outputs(html: Path) -> dict[str, list[str]]:
+    """Every printed output of every page, with numbers on timing lines masked."""
+    found = {}
+    for page in sorted(html.rglob("*.html")):
+        blocks = []
+        for block in OUTPUT.findall(page.read_text(encoding="utf-8")):
+            lines = block.splitlines()
+            blocks.append(
+                "\n".join(
+                    NUMBER.sub("#", line) if TIMING.search(line) else line
+                    for line in lines
+                )
+            )
+        if blocks:
+            found[str(page.relative_to(html))] = blocks
+    return found
 
 
 def verdict(ok: bool) -> str:
@@ -67,27 +94,35 @@ def plain_python_seconds(site: Path) -> float:
     return total
 
 
+def copy_site(site: Path) -> None:
+    """Copy what the docs build reads into ``site``, without any built output."""
+    site.mkdir()
+    ignore = shutil.ignore_patterns(
+        "_build", "tutorials", "generated", "jupyter_execute"
+    )
+    for name in ("docs", "gallery", "src"):
+        shutil.copytree(ROOT / name, site / name, ignore=ignore)
+    for name in ("pyproject.toml", "constraints.txt"):
+        shutil.copy(ROOT / name, site / name)
+
+
 def docs_build() -> None:
-    print("\n== Docs build (a copy of the site, built from scratch)")
+    print("\n== Docs build (copies of the site, built from scratch)")
+    cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html"]
+    cmd += ["docs", "docs/_build/html"]
     with tempfile.TemporaryDirectory() as tmp:
-        site = Path(tmp) / "site"
-        site.mkdir()
-        for name in ("docs", "gallery"):
-            ignore = shutil.ignore_patterns(
-                "_build", "tutorials", "generated", "jupyter_execute"
-            )
-            shutil.copytree(ROOT / name, site / name, ignore=ignore)
-        for name in ("pyproject.toml", "constraints.txt"):
-            shutil.copy(ROOT / name, site / name)
-        shutil.copytree(ROOT / "src", site / "src")
-        cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html"]
-        cmd += ["docs", "docs/_build/html"]
+        site, twin = Path(tmp) / "site", Path(tmp) / "twin"
+        copy_site(site)
+        copy_site(twin)
         clean, _ = timed(cmd, cwd=site)
         rebuild, result = timed(cmd, cwd=site)
         executed = (
             "executed 0 out of 0" in result.stdout and "Executing" not in result.stdout
         )
         plain = plain_python_seconds(site)
+        timed(cmd, cwd=twin)
+        first, second = (outputs(s / "docs/_build/html") for s in (site, twin))
+    differing = [page for page in first if first[page] != second.get(page)]
     ratio = clean / plain
     print(f"  clean build       {clean:7.1f} s")
     print(f"  plain execution   {plain:7.1f} s")
@@ -95,6 +130,10 @@ def docs_build() -> None:
     print(f"  ratio             {ratio:7.2f}x   target <= 2.00x   {ok_ratio}")
     print(f"  no-change rebuild {rebuild:7.1f} s   target <= 5 s      {ok_rebuild}")
     print(f"  rebuild executed nothing: {executed}   {verdict(executed)}")
+    print(
+        f"  two clean builds: {len(first)} pages with outputs, "
+        f"{len(differing)} differ {differing}   {verdict(not differing)}"
+    )
 
 
 def main() -> None:
