@@ -1,0 +1,663 @@
+"""Tests for :mod:`autograd_notes.masked_linear`.
+
+Two modes are checked against independent references:
+
+* freeze: ``nn.Linear`` (or ``F.linear``) whose weight gradient is multiplied
+  by the mask afterwards, or by a gradient hook;
+* prune: ``F.linear`` with the weight ``W * M``, differentiated by autograd.
+"""
+
+from __future__ import annotations
+
+import itertools
+from types import SimpleNamespace
+from typing import Any, Literal
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import Tensor, nn
+from torch.autograd import gradcheck, gradgradcheck
+from torch.autograd.gradcheck import GradcheckError
+from torch.nn import functional as F
+
+from autograd_notes.masked_linear import (
+    MaskedLinear,
+    MaskedLinearFunction,
+    masked_linear,
+)
+
+Mode = Literal["freeze", "prune"]
+MODES: tuple[Mode, ...] = ("freeze", "prune")
+IN, OUT = 5, 4
+# Input shapes: one sample, a batch, and extra leading batch dims.
+INPUT_SHAPES = [(IN,), (3, IN), (2, 3, IN)]
+
+# torch.compile's Dynamo instantiates torch.autograd.Function internally and
+# silences the resulting DeprecationWarning with catch_warnings(record=True),
+# which does not override an "error" filter; ignore exactly that warning.
+IGNORE_DYNAMO_CTX_WARNING = pytest.mark.filterwarnings(
+    "ignore:.*should not be instantiated:DeprecationWarning"
+)
+
+
+def make(
+    shape: tuple[int, ...] = (3, IN),
+    out: int = OUT,
+    *,
+    bias: bool = True,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float64,
+) -> tuple[Tensor, Tensor, Tensor | None, Tensor]:
+    """A leaf input, weight, optional bias (all requiring grad) and bool mask."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=g, dtype=dtype).requires_grad_()
+    w = torch.randn(out, shape[-1], generator=g, dtype=dtype).requires_grad_()
+    b = torch.randn(out, generator=g, dtype=dtype).requires_grad_() if bias else None
+    m = torch.rand(out, shape[-1], generator=g) < 0.5
+    m[0, 0], m[0, 1] = True, False  # both kinds of entry, whatever the seed
+    return x, w, b, m
+
+
+def fixed_mask(seed: int = 0) -> Tensor:
+    """A reproducible (OUT, IN) bool mask with both kinds of entry."""
+    return make(seed=seed)[3]
+
+
+def grads(*tensors: Tensor | None) -> list[Tensor | None]:
+    return [None if t is None else t.grad for t in tensors]
+
+
+# --------------------------------------------------------------------------
+# gradcheck / gradgradcheck
+
+
+@pytest.mark.parametrize("shape", INPUT_SHAPES)
+@pytest.mark.parametrize("bias", [True, False])
+def test_prune_gradcheck_and_gradgradcheck(shape: tuple[int, ...], bias: bool) -> None:
+    x, w, b, m = make(shape, bias=bias)
+    inputs = (x, w) if b is None else (x, w, b)
+
+    def f(x: Tensor, w: Tensor, *b: Tensor) -> Tensor:
+        return masked_linear(x, w, m, *b, mode="prune")
+
+    assert gradcheck(f, inputs)
+    assert gradgradcheck(f, inputs)
+
+
+@pytest.mark.parametrize("shape", INPUT_SHAPES)
+@pytest.mark.parametrize("bias", [True, False])
+def test_freeze_gradcheck_on_input_and_bias(shape: tuple[int, ...], bias: bool) -> None:
+    x, w, b, m = make(shape, bias=bias)  # w requires grad, but is not checked
+    inputs = (x,) if b is None else (x, b)
+
+    def f(x: Tensor, *b: Tensor) -> Tensor:
+        return masked_linear(x, w, m, *b, mode="freeze")
+
+    assert gradcheck(f, inputs)
+    assert gradgradcheck(f, inputs)
+
+
+@pytest.mark.parametrize("shape", INPUT_SHAPES)
+def test_freeze_gradcheck_rejects_the_weight(shape: tuple[int, ...]) -> None:
+    """Freeze mode's weight gradient is not the derivative, by construction."""
+    x, w, b, m = make(shape)
+
+    def f(w: Tensor) -> Tensor:
+        return masked_linear(x, w, m, b, mode="freeze")
+
+    assert not gradcheck(f, (w,), raise_exception=False)
+    with pytest.raises(GradcheckError, match="Jacobian mismatch"):
+        gradcheck(f, (w,))
+    # With a full mask nothing is frozen, and the gradient is exact again.
+    full = torch.ones_like(m)
+    assert gradcheck(lambda w: masked_linear(x, w, full, b, mode="freeze"), (w,))
+
+
+def test_freeze_gradgradcheck_passes_on_all_inputs() -> None:
+    """The backward is differentiated consistently, even if not the derivative.
+
+    gradgradcheck compares the derivative of ``backward`` with finite
+    differences of ``backward``; it says nothing about whether ``backward``
+    is the gradient of ``forward`` (that is gradcheck's job).
+    """
+    x, w, b, m = make((2, 3, IN))
+    assert b is not None
+
+    def f(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
+        return masked_linear(x, w, m, b, mode="freeze")
+
+    assert gradgradcheck(f, (x, w, b))
+
+
+# --------------------------------------------------------------------------
+# Values against references
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", INPUT_SHAPES)
+def test_masked_out_entries_get_exactly_zero_grad(
+    mode: Mode, shape: tuple[int, ...]
+) -> None:
+    x, w, b, m = make(shape)
+    masked_linear(x, w, m, b, mode=mode).square().sum().backward()
+    assert w.grad is not None
+    assert torch.equal(w.grad[~m], torch.zeros_like(w.grad[~m]))
+    assert bool((w.grad[m] != 0).all())
+
+
+@pytest.mark.parametrize("shape", INPUT_SHAPES)
+@pytest.mark.parametrize("bias", [True, False])
+def test_freeze_matches_linear_with_grad_times_mask(
+    shape: tuple[int, ...], bias: bool
+) -> None:
+    x, w, b, m = make(shape, bias=bias)
+    out = masked_linear(x, w, m, b, mode="freeze")
+    upstream = torch.randn_like(out)
+    out.backward(upstream)
+
+    rx, rw = x.detach().requires_grad_(), w.detach().requires_grad_()
+    rb = None if b is None else b.detach().requires_grad_()
+    ref = F.linear(rx, rw, rb)
+    ref.backward(upstream)
+
+    torch.testing.assert_close(out, ref)
+    assert rw.grad is not None
+    torch.testing.assert_close(w.grad, rw.grad * m)
+    torch.testing.assert_close(x.grad, rx.grad)
+    if b is not None:
+        torch.testing.assert_close(b.grad, rb.grad if rb is not None else None)
+
+
+@pytest.mark.parametrize("shape", INPUT_SHAPES)
+@pytest.mark.parametrize("bias", [True, False])
+def test_prune_matches_linear_with_masked_weight(
+    shape: tuple[int, ...], bias: bool
+) -> None:
+    x, w, b, m = make(shape, bias=bias)
+    out = masked_linear(x, w, m, b, mode="prune")
+    upstream = torch.randn_like(out)
+    out.backward(upstream)
+
+    rx, rw = x.detach().requires_grad_(), w.detach().requires_grad_()
+    rb = None if b is None else b.detach().requires_grad_()
+    ref = F.linear(rx, rw * m, rb)
+    ref.backward(upstream)
+
+    torch.testing.assert_close(out, ref)
+    for got, want in zip(grads(x, w, b), grads(rx, rw, rb), strict=True):
+        torch.testing.assert_close(got, want)
+
+
+def test_float_mask_is_accepted_and_left_unchanged() -> None:
+    x, w, b, m = make()
+    fm = m.to(torch.float64)
+    before = fm.clone()
+    torch.testing.assert_close(
+        masked_linear(x, w, fm, b, mode="prune"),
+        masked_linear(x, w, m, b, mode="prune"),
+    )
+    assert torch.equal(fm, before)
+
+
+def test_empty_batch() -> None:
+    x, w, b, m = make((0, IN))
+    out = masked_linear(x, w, m, b)
+    assert out.shape == (0, OUT)
+    out.sum().backward()
+    assert w.grad is not None
+    assert torch.equal(w.grad, torch.zeros_like(w))
+
+
+batch_shapes = st.lists(st.integers(1, 3), min_size=0, max_size=2)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    batch=batch_shapes,
+    in_features=st.integers(1, 6),
+    out_features=st.integers(1, 6),
+    bias=st.booleans(),
+    mode=st.sampled_from(MODES),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_module_matches_linear_with_reference_masking(
+    batch: list[int],
+    in_features: int,
+    out_features: int,
+    bias: bool,
+    mode: Mode,
+    seed: int,
+) -> None:
+    """freeze == nn.Linear + gradient hook; prune == nn.Linear on W * M."""
+    g = torch.Generator().manual_seed(seed)
+    mask = torch.rand(out_features, in_features, generator=g) < 0.5
+    ref = nn.Linear(in_features, out_features, bias=bias, dtype=torch.float64)
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64))
+    layer = MaskedLinear.from_linear(ref, mask, mode=mode)
+    x = torch.randn(*batch, in_features, generator=g, dtype=torch.float64)
+    upstream = torch.randn(*batch, out_features, generator=g, dtype=torch.float64)
+
+    x_layer = x.clone().requires_grad_()
+    out = layer(x_layer)
+    out.backward(upstream)
+
+    x_ref = x.clone().requires_grad_()
+    if mode == "freeze":
+        ref.weight.register_hook(lambda grad: grad * mask)
+        expected = ref(x_ref)
+    else:
+        expected = F.linear(x_ref, ref.weight * mask, ref.bias)
+    expected.backward(upstream)
+
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(x_layer.grad, x_ref.grad)
+    torch.testing.assert_close(layer.weight.grad, ref.weight.grad)
+    if bias:
+        assert layer.bias is not None
+        assert ref.bias is not None
+        torch.testing.assert_close(layer.bias.grad, ref.bias.grad)
+
+
+# --------------------------------------------------------------------------
+# needs_input_grad, saved tensors, the backward contract
+
+
+def run_backward(
+    needs: tuple[bool, bool, bool], mode: Mode = "freeze"
+) -> tuple[Any, ...]:
+    """Call ``backward`` directly with a context that needs exactly ``needs``."""
+    x, w, _, m = make((2, 3, IN))
+    ctx = SimpleNamespace(
+        saved_tensors=(x if needs[1] else None, w if needs[0] else None, m),
+        needs_input_grad=(*needs, False, False),
+        mode=mode,
+    )
+    grad_output = torch.randn(2, 3, OUT, dtype=torch.float64)
+    result: tuple[Any, ...] = MaskedLinearFunction.backward(ctx, grad_output)
+    return result
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("needs", list(itertools.product([False, True], repeat=3)))
+def test_backward_computes_only_needed_grads(
+    mode: Mode, needs: tuple[bool, bool, bool]
+) -> None:
+    result = run_backward(needs, mode)
+    assert len(result) == 5  # one per forward input: input, weight, bias, mask, mode
+    assert result[3] is None
+    assert result[4] is None
+    shapes = [(2, 3, IN), (OUT, IN), (OUT,)]
+    for need, grad, shape in zip(needs, result[:3], shapes, strict=True):
+        assert (grad is not None) == need
+        if grad is not None:
+            assert grad.shape == shape
+
+
+def saved_during_forward(fn: Any) -> list[tuple[tuple[int, ...], torch.dtype, int]]:
+    """(shape, dtype, data_ptr) of every tensor saved for backward by ``fn()``."""
+    saved: list[tuple[tuple[int, ...], torch.dtype, int]] = []
+
+    def pack(t: Tensor) -> Tensor:
+        saved.append((tuple(t.shape), t.dtype, t.data_ptr()))
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        fn()
+    return saved
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_saves_only_input_weight_and_bool_mask(mode: Mode) -> None:
+    x, w, b, m = make((2, 3, IN))
+    saved = saved_during_forward(lambda: masked_linear(x, w, m, b, mode=mode))
+    assert saved == [
+        ((2, 3, IN), torch.float64, x.data_ptr()),  # the input itself, no copy
+        ((OUT, IN), torch.float64, w.data_ptr()),  # the weight itself, no copy
+        ((OUT, IN), torch.bool, m.data_ptr()),
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_saves_less_when_fewer_grads_are_needed(mode: Mode) -> None:
+    x, w, b, m = make((3, IN))
+    # The input needs no grad: the weight (only used for grad_input) is not saved.
+    x.requires_grad_(False)
+    saved = saved_during_forward(lambda: masked_linear(x, w, m, b, mode=mode))
+    assert [dtype for _, dtype, _ in saved] == [torch.float64, torch.bool]
+    assert saved[0][2] == x.data_ptr()
+    # The weight needs no grad: the input (only used for grad_weight) is not saved.
+    x.requires_grad_(True)
+    w.requires_grad_(False)
+    saved = saved_during_forward(lambda: masked_linear(x, w, m, b, mode=mode))
+    assert [dtype for _, dtype, _ in saved] == [torch.float64, torch.bool]
+    assert saved[0][2] == w.data_ptr()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_input_without_grad_gets_no_grad(mode: Mode) -> None:
+    x, w, b, m = make((3, IN))
+    x.requires_grad_(False)
+    out = masked_linear(x, w, m, b, mode=mode)
+    seen: list[tuple[Tensor | None, ...]] = []
+    assert out.grad_fn is not None
+    out.grad_fn.register_hook(lambda grad_inputs, _: seen.append(grad_inputs))
+    out.sum().backward()
+    assert x.grad is None
+    assert seen[0][0] is None  # nothing flowed towards the input
+    assert all(t is not None for t in seen[0][1:3])
+
+
+def test_no_grad_needed_builds_no_graph() -> None:
+    x, w, b, m = make()
+    with torch.no_grad():
+        out = masked_linear(x, w, m, b)
+    assert out.grad_fn is None
+    assert not out.requires_grad
+
+
+# --------------------------------------------------------------------------
+# vmap and torch.compile
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_vmap_over_inputs_matches_loop(mode: Mode) -> None:
+    xs, w, b, m = make((6, 2, IN))
+    xs = xs.detach()
+    batched = torch.func.vmap(lambda x: masked_linear(x, w, m, b, mode=mode))(xs)
+    looped = torch.stack([masked_linear(x, w, m, b, mode=mode) for x in xs])
+    torch.testing.assert_close(batched, looped)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_vmap_per_sample_weight_grads_match_loop(mode: Mode) -> None:
+    """vmap(grad(...)) also runs ``backward`` under vmap."""
+    xs, w, b, m = make((6, IN))
+    xs, w0 = xs.detach(), w.detach()
+
+    def loss(w: Tensor, x: Tensor) -> Tensor:
+        return masked_linear(x, w, m, b, mode=mode).tanh().sum()
+
+    per_sample = torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0))(w0, xs)
+    looped = [torch.autograd.grad(loss(w, x), w)[0] for x in xs]
+    torch.testing.assert_close(per_sample, torch.stack(looped))
+    assert torch.equal(per_sample[:, ~m], torch.zeros_like(per_sample[:, ~m]))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_vmap_over_masks_matches_loop(mode: Mode) -> None:
+    x, w, b, _ = make((3, IN))
+    x, w0 = x.detach(), w.detach()
+    masks = torch.rand(4, OUT, IN, generator=torch.Generator().manual_seed(1)) < 0.5
+
+    def loss(w: Tensor, m: Tensor) -> Tensor:
+        return masked_linear(x, w, m, b, mode=mode).tanh().sum()
+
+    batched = torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0))(w0, masks)
+    looped = [torch.autograd.grad(loss(w, m), w)[0] for m in masks]
+    torch.testing.assert_close(batched, torch.stack(looped))
+
+
+@IGNORE_DYNAMO_CTX_WARNING
+@pytest.mark.parametrize("mode", MODES)
+def test_compile_fullgraph_matches_eager(mode: Mode) -> None:
+    """Dynamo captures the Function with no graph break, forward and backward.
+
+    ``aot_eager`` runs the captured forward and backward graphs through
+    AOTAutograd without generating code, which keeps this test to a couple
+    of seconds; Inductor's C++ code generation is independent of this module.
+    """
+    x, w, b, m = make((2, 3, IN), dtype=torch.float32)
+    assert b is not None
+
+    def loss(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
+        return masked_linear(x, w, m, b, mode=mode).tanh().sum()
+
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(loss, fullgraph=True, backend="aot_eager")
+        out = compiled(x, w, b)
+        got = (out, *torch.autograd.grad(out, (x, w, b)))  # the compiled backward
+    finally:
+        torch._dynamo.reset()
+    out = loss(x, w, b)
+    want = (out, *torch.autograd.grad(out, (x, w, b)))
+    assert "CompiledFunction" in type(got[0].grad_fn).__name__
+    torch.testing.assert_close(got, want)
+    assert torch.equal(got[2][~m], torch.zeros_like(got[2][~m]))
+
+
+@IGNORE_DYNAMO_CTX_WARNING
+def test_compile_fullgraph_module() -> None:
+    torch.manual_seed(0)
+    layer = MaskedLinear(IN, OUT, fixed_mask())
+    x = torch.randn(3, IN)
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(layer, fullgraph=True, backend="aot_eager")
+        compiled(x).sum().backward()
+        compiled_grad = layer.weight.grad
+        layer.weight.grad = None
+        layer(x).sum().backward()
+    finally:
+        torch._dynamo.reset()
+    torch.testing.assert_close(compiled_grad, layer.weight.grad)
+
+
+# --------------------------------------------------------------------------
+# Bad inputs: masked_linear and MaskedLinearFunction
+
+META = torch.device("meta")
+
+
+def bad_call_cases() -> list[Any]:
+    x, w, b, m = make()
+    x, w, b = x.detach(), w.detach(), None if b is None else b.detach()
+    assert b is not None
+    cases = [
+        ("mode", (x, w, m, b), {"mode": "prun"}, ValueError, "mode must be"),
+        ("input type", ([[1.0] * IN], w, m, b), {}, TypeError, "input must be a torch"),
+        ("weight type", (x, w.tolist(), m, b), {}, TypeError, "weight must be a torch"),
+        ("weight 1-d", (x, w[0], m, b), {}, ValueError, r"weight must have shape"),
+        ("weight int", (x, w.long(), m, b), {}, TypeError, "weight must have a floa"),
+        ("mask type", (x, w, m.tolist(), b), {}, TypeError, "mask must be a torch"),
+        ("mask shape", (x, w, m.T, b), {}, ValueError, r"\(4, 5\), got shape \(5, 4\)"),
+        ("mask dtype", (x, w, m.int(), b), {}, TypeError, "mask must have dtype"),
+        ("mask values", (x, w, m * 0.5, b), {}, ValueError, "only 0 and 1"),
+        ("mask device", (x, w, m.to(META), b), {}, ValueError, "mask must be on"),
+        (
+            "input size",
+            (x[:, :3], w, m, b),
+            {},
+            ValueError,
+            r"input.*in_features=5.*got 3",
+        ),
+        ("input 0-d", (x[0, 0], w, m, b), {}, ValueError, "input must have last"),
+        ("bias shape", (x, w, m, b[:3]), {}, ValueError, r"bias.*\(4,\).*\(3,\)"),
+        ("bias type", (x, w, m, b.tolist()), {}, TypeError, "bias must be a torch"),
+        ("input dtype", (x.float(), w, m, b), {}, TypeError, "input must have the w"),
+        ("bias dtype", (x, w, m, b.float()), {}, TypeError, "bias must have the w"),
+        ("input device", (x.to(META), w, m, b), {}, ValueError, "input must be on"),
+        ("bias device", (x, w, m, b.to(META)), {}, ValueError, "bias must be on"),
+    ]
+    return [pytest.param(*case[1:], id=case[0]) for case in cases]
+
+
+@pytest.mark.parametrize(("args", "kwargs", "error", "match"), bad_call_cases())
+def test_masked_linear_rejects_bad_arguments(
+    args: tuple[Any, ...], kwargs: dict[str, Any], error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        masked_linear(*args, **kwargs)
+
+
+def test_function_rejects_bad_mode() -> None:
+    x, w, b, m = make()
+    with pytest.raises(ValueError, match="mode must be"):
+        MaskedLinearFunction.apply(x, w, b, m, "mask")
+
+
+# --------------------------------------------------------------------------
+# MaskedLinear
+
+
+def test_init_matches_nn_linear() -> None:
+    mask = fixed_mask()
+    torch.manual_seed(123)
+    layer = MaskedLinear(IN, OUT, mask)
+    torch.manual_seed(123)
+    ref = nn.Linear(IN, OUT)
+    assert torch.equal(layer.weight, ref.weight)
+    assert layer.bias is not None
+    assert torch.equal(layer.bias, ref.bias)
+
+
+def test_mask_is_a_bool_buffer_copy() -> None:
+    mask = fixed_mask().float()
+    layer = MaskedLinear(IN, OUT, mask)
+    assert layer.mask.dtype == torch.bool
+    assert torch.equal(layer.mask, mask.bool())
+    assert "mask" in dict(layer.named_buffers())
+    assert "mask" in layer.state_dict()
+    assert all(p is not layer.mask for p in layer.parameters())
+
+    bool_mask = mask.bool()
+    layer = MaskedLinear(IN, OUT, bool_mask)
+    assert layer.mask.data_ptr() != bool_mask.data_ptr()  # no aliasing
+    layer.mask.fill_(False)
+    assert bool(bool_mask.any())
+
+
+def test_dtype_casts_keep_the_mask_bool_and_to_moves_it() -> None:
+    layer = MaskedLinear(IN, OUT, fixed_mask())
+    layer.to(torch.float64)
+    assert layer.weight.dtype == torch.float64
+    assert layer.mask.dtype == torch.bool
+    layer.half()
+    assert layer.mask.dtype == torch.bool
+    layer.to(META)
+    assert layer.mask.device == META
+    assert layer.mask.dtype == torch.bool
+    assert layer.weight.device == META
+
+
+def test_state_dict_round_trip_restores_mask() -> None:
+    source = MaskedLinear(IN, OUT, fixed_mask(), mode="prune")
+    target = MaskedLinear(IN, OUT, torch.ones(OUT, IN, dtype=torch.bool))
+    target.load_state_dict(source.state_dict())
+    assert torch.equal(target.mask, source.mask)
+    assert torch.equal(target.weight, source.weight)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("bias", [True, False])
+def test_module_forward_matches_functional(mode: Mode, bias: bool) -> None:
+    layer = MaskedLinear(IN, OUT, fixed_mask(), bias=bias, mode=mode)
+    assert (layer.bias is None) == (not bias)
+    x = torch.randn(2, 3, IN)
+    want = masked_linear(x, layer.weight, layer.mask, layer.bias, mode=mode)
+    torch.testing.assert_close(layer(x), want)
+
+
+def test_freeze_training_step_leaves_frozen_entries_alone() -> None:
+    torch.manual_seed(0)
+    mask = fixed_mask()
+    layer = MaskedLinear(IN, OUT, mask)
+    before = layer.weight.detach().clone()
+    optimizer = torch.optim.SGD(layer.parameters(), lr=0.1, momentum=0.9)
+    for _ in range(3):
+        optimizer.zero_grad()
+        layer(torch.randn(8, IN)).square().mean().backward()
+        optimizer.step()
+    after = layer.weight.detach()
+    assert torch.equal(after[~mask], before[~mask])
+    assert bool((after[mask] != before[mask]).all())
+
+
+def test_extra_repr() -> None:
+    mask = torch.zeros(8, 8, dtype=torch.bool)
+    mask.view(-1)[:37] = True
+    layer = MaskedLinear(8, 8, mask, bias=False, mode="prune")
+    assert repr(layer) == (
+        "MaskedLinear(in_features=8, out_features=8, bias=False, mode='prune', "
+        "trainable=37/64)"
+    )
+    assert "trainable=?/64" in repr(layer.to(META))
+
+
+@pytest.mark.parametrize(
+    ("mask", "kwargs", "error", "match"),
+    [
+        pytest.param(
+            torch.ones(IN, OUT, dtype=torch.bool),
+            {},
+            ValueError,
+            r"\(out_features, in_features\) = \(4, 5\), got shape \(5, 4\)",
+            id="shape",
+        ),
+        pytest.param(
+            torch.ones(OUT, IN, dtype=torch.int64), {}, TypeError, "dtype", id="dtype"
+        ),
+        pytest.param(
+            torch.ones(OUT, IN, device=META), {}, ValueError, "device", id="device"
+        ),
+        pytest.param(
+            [[True] * IN] * OUT, {}, TypeError, "mask must be a torch", id="list"
+        ),
+        pytest.param(
+            torch.ones(OUT, IN), {"mode": "frozen"}, ValueError, "mode", id="mode"
+        ),
+    ],
+)
+def test_constructor_rejects_bad_arguments(
+    mask: Any, kwargs: dict[str, Any], error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        MaskedLinear(IN, OUT, mask, **kwargs)
+
+
+def test_constructor_on_another_device_needs_the_mask_there() -> None:
+    mask = torch.ones(OUT, IN, dtype=torch.bool)
+    with pytest.raises(ValueError, match="device"):
+        MaskedLinear(IN, OUT, mask, device=META)
+    layer = MaskedLinear(IN, OUT, mask.to(META), device=META, dtype=torch.float16)
+    assert layer.weight.dtype == torch.float16
+    assert layer.mask.device == META
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("bias", [True, False])
+def test_from_linear_copies(mode: Mode, bias: bool) -> None:
+    torch.manual_seed(0)
+    linear = nn.Linear(IN, OUT, bias=bias, dtype=torch.float64)
+    original = {k: v.clone() for k, v in linear.state_dict().items()}
+    mask = fixed_mask()
+    layer = MaskedLinear.from_linear(linear, mask, mode=mode)
+    assert layer.mode == mode
+    assert layer.weight.dtype == torch.float64
+    assert torch.equal(layer.weight, linear.weight)
+    assert layer.weight.data_ptr() != linear.weight.data_ptr()
+    assert (layer.bias is None) == (not bias)
+    if layer.bias is not None:
+        assert linear.bias is not None
+        assert torch.equal(layer.bias, linear.bias)
+        assert layer.bias.data_ptr() != linear.bias.data_ptr()
+    # Training the new layer leaves the given module untouched.
+    layer(torch.randn(3, IN, dtype=torch.float64)).sum().backward()
+    with torch.no_grad():
+        for p in layer.parameters():
+            p.sub_(p.grad if p.grad is not None else 0)
+    for key, value in linear.state_dict().items():
+        assert torch.equal(value, original[key])
+    assert linear.weight.grad is None
+
+
+def test_from_linear_rejects_bad_mask() -> None:
+    linear = nn.Linear(IN, OUT)
+    with pytest.raises(ValueError, match=r"\(4, 5\), got shape \(4, 4\)"):
+        MaskedLinear.from_linear(linear, torch.ones(OUT, OUT, dtype=torch.bool))
+    with pytest.raises(ValueError, match="mode"):
+        MaskedLinear.from_linear(linear, torch.ones(OUT, IN), mode="both")  # type: ignore[arg-type]
