@@ -50,7 +50,7 @@ exclude_patterns = [
     # sphinx-gallery writes a notebook beside each generated page; myst-nb
     # would otherwise read it as a second copy of the example.
     "tutorials/**.ipynb",
-    "sg_execution_times.rst",
+    "**sg_execution_times.rst",
 ]
 suppress_warnings: list[str] = []
 
@@ -120,6 +120,8 @@ sphinx_gallery_conf = {
     "thumbnail_size": (400, 280),
     "first_notebook_cell": None,
     "show_signature": False,
+    # The timings page loads jQuery and DataTables from CDNs: not offline-safe.
+    "write_computation_times": False,
 }
 
 # -- autodoc --------------------------------------------------------------------
@@ -136,13 +138,16 @@ napoleon_google_docstring = False
 copybutton_prompt_text = r">>> |\.\.\. |\$ |In \[\d*\]: | {2,5}\.\.\.: "
 copybutton_prompt_is_regexp = True
 copybutton_only_copy_prompt_lines = True
-copybutton_exclude = ".linenos, .gp, .go"
+# Prompts must stay visible to copybutton so that "only prompt lines" drops
+# outputs and tracebacks of >>> examples.
+copybutton_exclude = ".linenos"
 
 # -- HTML -------------------------------------------------------------------------
 html_theme = "sphinx_book_theme"
 html_title = "autograd-notes"
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
+html_js_files = ["sidebar-a11y.js"]
 html_last_updated_fmt = None
 html_theme_options = {
     "repository_url": REPOSITORY,
