@@ -735,10 +735,22 @@ assert gradcheck_verdict(lambda h: residual(h, ScaleInPlace.apply), (h64,)).star
 # The ratio printed above is 6/4: the skip path received the gradient
 # already multiplied by 3, so the two paths contributed 3 + 3 instead of
 # 3 + 1. The fix is an out-of-place operation, ``grad_output * ctx.s``.
-# (The package's backward does use an in-place ``masked_fill_``, on the
-# weight gradient: that is safe, because it modifies a fresh tensor that
-# ``backward`` itself just created, not ``grad_output``.) Test a Function
+# (The package's backward never writes into ``grad_output`` either: it masks
+# the weight gradient with an out-of-place product.) Test a Function
 # *inside* a small graph with shared paths, not only on its own.
+
+# sphinx_gallery_start_ignore
+_g = torch.randn(2, 3)
+_g_before = _g.clone()
+_w = torch.randn(3, 4, requires_grad=True)
+_x = torch.randn(2, 4, requires_grad=True)
+_m = torch.rand(3, 4) < 0.5
+for _mode in ("freeze", "prune"):
+    masked_linear(_x, _w, _m, mode=_mode).backward(_g)
+    assert torch.equal(_g, _g_before), "the package modified grad_output"
+# sphinx_gallery_end_ignore
+
+
 class Scale(torch.autograd.Function):
     @staticmethod
     def forward(input, s):
