@@ -111,7 +111,6 @@ sphinx_gallery_conf = {
     "reset_modules_order": "both",
     "doc_module": ("autograd_notes",),
     "backreferences_dir": "reference/generated/backreferences",
-    "reference_url": {"autograd_notes": None},
     "download_all_examples": True,
     "remove_config_comments": True,
     "show_memory": False,

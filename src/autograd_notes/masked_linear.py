@@ -184,7 +184,7 @@ def masked_linear(
     mask:
         Bool tensor (or floating 0/1) of ``weight``'s exact shape, on its
         device; ``True`` marks entries that train. Checked with
-        :func:`~autograd_notes.masks.check_mask`.
+        :func:`.check_mask`.
     bias:
         ``None`` or a tensor of shape ``(out_features,)``.
     mode:
