@@ -43,6 +43,11 @@ y.sum().backward()
 print(W.grad)
 
 assert torch.equal(W.grad, torch.full((4, 4), 2.0))
+# sphinx_gallery_start_ignore
+with warnings.catch_warnings(record=True):
+    warnings.simplefilter("always")
+    assert y.grad is None
+# sphinx_gallery_end_ignore
 
 # %%
 # Slices and views of a leaf are not leaves
@@ -65,6 +70,7 @@ for expr, piece in pieces.items():
 for piece in pieces.values():
     assert not piece.is_leaf
     assert piece.grad_fn is not None
+    assert any(getattr(n, "variable", None) is W for n in walk_graph(piece))
     assert piece.untyped_storage().data_ptr() == W.untyped_storage().data_ptr()
 assert [type(p.grad_fn).__name__ for p in pieces.values()] == [
     "SelectBackward0",
@@ -144,6 +150,10 @@ for expr, t in examples.items():
 
 for t in examples.values():
     assert t.is_leaf == (t.grad_fn is None)
+# sphinx_gallery_start_ignore
+assert ":attr:`grad_fn` is None" in torch.Tensor.is_leaf.__doc__
+assert "``False`` will be leaf Tensors" in torch.Tensor.is_leaf.__doc__
+# sphinx_gallery_end_ignore
 
 # %%
 # Module parameters are leaves
@@ -195,6 +205,10 @@ else:
 
 assert isinstance(wrong, nn.Module)
 assert "must be Tensor, not Flatten" in message
+# sphinx_gallery_start_ignore
+assert wrong.start_dim is images
+assert isinstance(nn.ReLU(images), nn.Module)  # nn.ReLU(h) builds a module too
+# sphinx_gallery_end_ignore
 
 # %%
 # Every parameter is a leaf that requires grad:
@@ -241,6 +255,7 @@ for name, t in activations.items():
 assert all(p.grad is not None and p.grad.shape == p.shape for p in model.parameters())
 assert all(g is None for g in grads.values())
 assert (flat.is_leaf, flat.requires_grad) == (True, False)
+assert (images.is_leaf, images.requires_grad) == (True, False)
 assert not any(t.is_leaf for t in (hidden, logits))
 # sphinx_gallery_start_ignore
 # Two warnings: one per non-leaf whose .grad was read.
@@ -267,7 +282,11 @@ assert all(
     for n in walk_graph(loss)
     if type(n).__name__ == "AccumulateGrad"
 )
-assert sum(type(n).__name__ == "TBackward0" for n in walk_graph(loss)) == 2
+_t_nodes = [n for n in walk_graph(loss) if type(n).__name__ == "TBackward0"]
+assert {id(n.next_functions[0][0].variable) for n in _t_nodes} == {
+    id(model.fc1.weight),
+    id(model.fc2.weight),
+}
 # sphinx_gallery_end_ignore
 
 # %%

@@ -119,6 +119,10 @@ print(f"s._version={s._version}, x.grad={x.grad}")
 
 assert s._version == 1
 assert torch.equal(x.grad, torch.ones(3))
+# sphinx_gallery_start_ignore
+_saved = [n for n in dir(s.grad_fn) if n.startswith("_saved_")]
+assert not any(isinstance(getattr(s.grad_fn, n), torch.Tensor) for n in _saved)
+# sphinx_gallery_end_ignore
 
 # %%
 # If you want to modify a detached value, take a copy first:
@@ -140,6 +144,14 @@ print(f"x.grad={x.grad}, w.grad={w.grad}")
 
 assert x.grad is None  # not 0: backward never reached x
 assert w.grad.item() == 2 * w.item() * y.item() == 24.0
+# sphinx_gallery_start_ignore
+try:
+    x.grad.zero_()
+except AttributeError:
+    pass
+else:
+    raise AssertionError("expected x.grad.zero_() to fail on None")
+# sphinx_gallery_end_ignore
 
 # %%
 # .. note::
@@ -302,6 +314,7 @@ else:
     raise AssertionError("expected a RuntimeError")
 
 assert "Inference tensors cannot be saved for backward" in message
+assert "make a clone to get a normal tensor" in message
 
 try:
     out_inference._version

@@ -165,9 +165,10 @@ print("via (v * y).sum():", x.grad)
 assert torch.allclose(x.grad, vjp)
 
 # %%
-# ``v`` must have exactly the shape of ``y``; autograd does not broadcast it:
+# ``v`` must have exactly the shape of ``y``; autograd does not broadcast it,
+# not even from a single element:
 try:
-    f(x).backward(gradient=torch.ones(3))
+    f(x).backward(gradient=torch.ones(1))
 except RuntimeError as err:
     message = str(err)
     print(f"RuntimeError: {message}")

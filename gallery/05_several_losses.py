@@ -40,6 +40,9 @@ print(format_graph(d + e, names={"a": a, "b": b, "c": c, "d": d, "e": e}))
 # sphinx_gallery_start_ignore
 assert b.grad_fn._saved_self is a
 assert b.grad_fn._saved_exponent == 2
+assert d.grad_fn.next_functions[0][0] is e.grad_fn.next_functions[0][0]
+_text = format_graph(d + e, names={"a": a, "b": b, "c": c, "d": d, "e": e})
+assert "-> [2] MulBackward0 (see above)" in _text
 # sphinx_gallery_end_ignore
 
 # %%
@@ -290,6 +293,11 @@ print("after two backwards:", a.grad)
 
 assert torch.equal(once, torch.ones(1, 4))
 assert torch.equal(a.grad, 2 * once)
+# sphinx_gallery_start_ignore
+_add = (a + 1).grad_fn
+assert [n for n in dir(_add) if n.startswith("_saved_")] == ["_saved_alpha"]
+assert _add._saved_alpha == 1
+# sphinx_gallery_end_ignore
 
 # %%
 # Do not rely on it. Whether a node saves a tensor is an implementation
@@ -308,6 +316,12 @@ else:
     raise AssertionError("expected a RuntimeError")
 
 assert "backward through the graph a second time" in message
+# sphinx_gallery_start_ignore
+_factor = (a * 2).grad_fn._saved_other
+assert isinstance(_factor, torch.Tensor)
+assert _factor.dim() == 0
+assert _factor.item() == 2
+# sphinx_gallery_end_ignore
 
 # %%
 # The ``_saved_*`` attributes of each node list what it kept. Tensors among

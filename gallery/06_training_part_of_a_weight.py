@@ -146,6 +146,10 @@ assert not torch.allclose(g_fwd, g_grad)
 # Each one is exactly the formula above, evaluated at its own output:
 assert torch.allclose(g_fwd, M * torch.outer(2 * y_fwd, x))
 assert torch.allclose(g_grad, M * torch.outer(2 * y_plain, x))
+# sphinx_gallery_start_ignore
+assert (g_fwd[M == 0] == 0).all()  # both exactly zero where M = 0
+assert (g_grad[M == 0] == 0).all()
+# sphinx_gallery_end_ignore
 
 # %%
 # If the masked-out weights are zero, they agree again
@@ -251,6 +255,26 @@ except ValueError as err:
 else:
     raise AssertionError("expected a ValueError for a transposed mask")
 assert "must have the weight's shape (5, 8), got shape (8, 5)" in message
+# sphinx_gallery_start_ignore
+for _bad in (
+    torch.ones(1, 8, dtype=torch.bool),  # broadcastable, still rejected
+    torch.full(W.shape, 0.5),  # float, but not 0/1
+    torch.ones(W.shape, dtype=torch.bool, device="meta"),  # another device
+):
+    for _helper in (
+        lambda m: check_mask(m, W),
+        lambda m: apply_mask(W, m),
+        lambda m: register_grad_mask(W, m),
+        lambda m: parametrize_mask(torch.nn.Linear(8, 5), "weight", m),
+        lambda m: keep_frozen(torch.optim.SGD([W], lr=0.1), W, m),
+    ):
+        try:
+            _helper(_bad)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("expected a ValueError")
+# sphinx_gallery_end_ignore
 
 # %%
 # Forward masking with the package
@@ -305,6 +329,19 @@ handle.remove()
 
 assert torch.allclose(w.grad, g_grad)
 assert torch.equal(w.grad[~mask], torch.zeros(int((~mask).sum())))
+# sphinx_gallery_start_ignore
+# Masked before accumulation: an existing .grad outside the mask is kept.
+_w = W.detach().clone().requires_grad_()
+_w.grad = torch.ones(5, 8)
+_handle = register_grad_mask(_w, mask)
+square_loss(_w @ x).backward()
+assert torch.equal(_w.grad[~mask], torch.ones(int((~mask).sum())))
+_handle.remove()  # and once removed, the full gradient flows again
+_w.grad = None
+square_loss(_w @ x).backward()
+assert torch.allclose(_w.grad * M, g_grad)
+assert not (_w.grad[~mask] == 0).all()
+# sphinx_gallery_end_ignore
 
 # %%
 # Zero gradient is not the same as frozen
@@ -451,6 +488,18 @@ for name in OPTIMIZERS:
     print(f"{name:<24}{row}")
 
 assert all(results[key][0].frozen for key in results if key[2])
+# sphinx_gallery_start_ignore
+# keep_frozen records the values when called and restores them after step().
+_p = torch.nn.Parameter(W_START.clone())
+_opt = torch.optim.SGD([_p], lr=0.05)
+keep_frozen(_opt, _p, mask)
+with torch.no_grad():
+    _p.add_(1.0)
+_opt.zero_grad()
+((X @ _p.T - Y) ** 2).mean().backward()
+_opt.step()
+assert torch.equal(_p.detach()[~mask], W_START[~mask])
+# sphinx_gallery_end_ignore
 
 # %%
 # With a forward mask the layer never *sees* the masked entries, so the

@@ -25,15 +25,20 @@ purpose to see which checks catch them.
 # two differ. Autograd could do either mode without a custom Function (a
 # gradient hook, or ``W * M``); writing it by hand is the exercise.
 #
-# A vocabulary note, because the study notes used old terms: there is no
-# ``Variable`` any more; plain tensors carry ``requires_grad``, ``.grad``
-# and ``.grad_fn``. A ``Function`` is not an "edge": each call adds one
-# *node* to the backward graph (its ``backward``), and the edges link that
-# node to the nodes of its inputs.
+# A vocabulary note, because the study notes used old terms: ``Variable``
+# survives only as a deprecated wrapper that returns a plain tensor; tensors
+# themselves carry ``requires_grad``, ``.grad`` and ``.grad_fn``. A
+# ``Function`` is not an "edge": each call adds one *node* to the backward
+# graph (its ``backward``), and the edges link that node to the nodes of its
+# inputs.
 import torch
 import torch.nn.functional as F
 
 _ = torch.manual_seed(0)
+
+# sphinx_gallery_start_ignore
+assert type(torch.autograd.Variable(torch.ones(1))) is torch.Tensor
+# sphinx_gallery_end_ignore
 
 # %%
 # Step 1: ``forward`` computes, and nothing else
@@ -47,6 +52,18 @@ _ = torch.manual_seed(0)
 def forward(input, weight, bias, mask, mode):
     effective = weight if mode == "freeze" else weight * mask
     return F.linear(input, effective, bias)
+
+
+# sphinx_gallery_start_ignore
+assert F.linear(torch.ones(2, 5, 4), torch.ones(3, 4)).shape == (2, 5, 3)
+try:
+    torch.ones(2, 5, 4).mm(torch.ones(3, 4).t())
+except RuntimeError as _err:
+    _message = str(_err)
+else:
+    raise AssertionError("expected mm to reject a 3-D input")
+assert "must be a matrix" in _message
+# sphinx_gallery_end_ignore
 
 
 # %%
@@ -110,6 +127,9 @@ assert y.shape == (2, 5, 3)
 assert y.grad_fn.name() == "MaskedLinearV1Backward"
 assert (w.grad[~mask] == 0).all()
 assert (w.grad[mask] != 0).all()
+# sphinx_gallery_start_ignore
+assert torch.signbit(w.grad[~mask]).any()  # the printed -0.
+# sphinx_gallery_end_ignore
 
 # %%
 # But a layer *without* bias breaks it: ``backward`` returns a gradient for
@@ -123,6 +143,7 @@ except RuntimeError as err:
 else:
     raise AssertionError("expected a RuntimeError for bias=None")
 assert "returned a gradient different than None at position 3" in message
+assert "was not a Variable" in message
 
 # %%
 # Step 4: ``ctx.needs_input_grad`` says which gradients to compute
@@ -161,6 +182,18 @@ print("no bias, input without grad: weight gradient computed:", w.grad is not No
 assert w.grad is not None
 assert (w.grad[~mask] == 0).all()
 # sphinx_gallery_start_ignore
+_flags = []
+
+
+class _Peek(MyMaskedLinear):
+    @staticmethod
+    def backward(ctx, grad_output):
+        _flags.append(ctx.needs_input_grad)
+        return backward(ctx, grad_output)
+
+
+_Peek.apply(x.detach(), w, None, mask, "freeze").sum().backward()
+assert _flags == [(False, True, False, False, False)]  # one per forward input
 # save_for_backward: modifying a saved tensor in place is detected at backward.
 _w = w.detach().clone().requires_grad_()
 _y = MyMaskedLinear.apply(x.detach(), _w, None, mask, "freeze")
@@ -350,6 +383,19 @@ assert _saved[1] is None
 assert torch.allclose(layer.weight.grad, want_w)
 assert torch.allclose(layer.bias.grad, want_b)
 # sphinx_gallery_start_ignore
+# apply does not check its arguments; masked_linear and MaskedLinear do.
+_half = torch.full((3, 4), 0.5)
+MaskedLinearFunction.apply(x.detach(), w.detach(), b.detach(), _half, "freeze")
+for _checked in (
+    lambda: masked_linear(x.detach(), w.detach(), _half),
+    lambda: MaskedLinear(4, 3, _half),
+):
+    try:
+        _checked()
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("expected a ValueError")
 _vmapped = torch.func.vmap(lambda xi: masked_linear(xi, w.detach(), mask, b.detach()))
 assert torch.allclose(_vmapped(x.detach()), reference(x, w, b, mask, "freeze")[0])
 # sphinx_gallery_end_ignore
@@ -372,6 +418,15 @@ print("prune:", gradcheck(MyMaskedLinear.apply, (x64, w64, b64, mask, "prune")))
 
 assert gradcheck(MyMaskedLinear.apply, (x64, w64, b64, mask, "prune"))
 assert gradcheck(MaskedLinearFunction.apply, (x64, w64, b64, mask, "prune"))
+# sphinx_gallery_start_ignore
+# In float32 the same (correct) Function fails gradcheck: the noise.
+import warnings
+
+_inputs32 = (x64.float(), w64.float(), b64.float(), mask, "prune")
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # gradcheck warns about float32 inputs
+    assert not gradcheck(MyMaskedLinear.apply, _inputs32, raise_exception=False)
+# sphinx_gallery_end_ignore
 
 # %%
 # In freeze mode ``gradcheck`` rejects the weight gradient, and it *should*:
@@ -402,6 +457,14 @@ assert (
     gradcheck_verdict(MaskedLinearFunction.apply, (x64, w64, b64, mask, "freeze"))
     == verdict
 )
+try:
+    gradcheck(MyMaskedLinear.apply, (x64, w64, b64, mask, "freeze"))
+except GradcheckError as _err:
+    _message = str(_err)
+else:
+    raise AssertionError("expected a GradcheckError")
+assert "numerical:" in _message
+assert "analytical:" in _message
 # sphinx_gallery_end_ignore
 
 # %%
@@ -543,7 +606,8 @@ assert found == []
 
 
 # %%
-# Autograd only checks the number of gradients and their shapes. Swap two
+# Autograd checks the number of gradients and their shapes, never their
+# values. Swap two
 # gradients whose shapes differ and it refuses; swap two that happen to have
 # the same shape, and the result is silently wrong. Here ``backward`` returns
 # the weight gradient first and the input gradient second:
@@ -642,6 +706,9 @@ print("columns that should be zero but are not:", wrong_columns)
 
 assert not torch.equal(with_20, expected)
 assert min(wrong_columns) >= 20
+# sphinx_gallery_start_ignore
+assert wrong_columns == [c for c in range(20, 32) if c not in big_location.tolist()]
+# sphinx_gallery_end_ignore
 
 # %%
 # With the right column count the loop is correct, only slow: one Python

@@ -76,6 +76,7 @@ print("x.grad =", x.grad)
 assert len(caught) == 1
 assert caught[0].category is UserWarning
 assert "create a reference cycle" in str(caught[0].message)
+assert "recommend using autograd.grad" in str(caught[0].message)
 assert x.grad.grad_fn is not None
 x.grad = None
 
@@ -139,6 +140,17 @@ assert len(seen["pre"]) == 1
 assert torch.equal(seen["pre"][0], torch.ones(2))
 assert torch.equal(seen["post"][0], v.detach())  # d(u*v)/du = v
 assert torch.equal(seen["post"][1], u.detach())  # d(u*v)/dv = u
+# sphinx_gallery_start_ignore
+# Returning a tuple replaces: the prehook doubles, the hook zeroes the v part.
+_u = u.detach().clone().requires_grad_()
+_v = v.detach().clone().requires_grad_()
+_prod = _u * _v
+_prod.grad_fn.register_prehook(lambda g_out: (g_out[0] * 2,))
+_prod.grad_fn.register_hook(lambda g_in, _: (g_in[0], torch.zeros_like(g_in[1])))
+_prod.sum().backward()
+assert torch.equal(_u.grad, 2 * v.detach())
+assert torch.equal(_v.grad, torch.zeros(2))
+# sphinx_gallery_end_ignore
 
 # %%
 # A hook after accumulation
@@ -164,6 +176,15 @@ else:
 
 assert torch.equal(p.grad, torch.tensor([105.0, 105.0]))
 assert "cannot be registered on non-leaf tensors" in message
+# sphinx_gallery_start_ignore
+# The same run, recording what each hook sees instead of printing it.
+_p, _seen = torch.tensor([1.0, 2.0], requires_grad=True), []
+_p.grad = torch.tensor([100.0, 100.0])
+_p.register_hook(lambda grad: _seen.append(grad.tolist()))
+_p.register_post_accumulate_grad_hook(lambda t: _seen.append(t.grad.tolist()))
+(_p * 5).sum().backward()
+assert _seen == [[5.0, 5.0], [105.0, 105.0]]
+# sphinx_gallery_end_ignore
 
 # %%
 # In which order do the hooks fire?
@@ -410,13 +431,27 @@ assert len(packed_dtypes) > 0
 assert packed_dtypes == [torch.float32] * len(packed_dtypes)
 assert not torch.equal(approx, exact)
 assert rel_err < 1e-2
+# sphinx_gallery_start_ignore
+import torch.utils.checkpoint
+
+assert callable(torch.autograd.graph.save_on_cpu)
+_kept = []
+with torch.autograd.graph.saved_tensors_hooks(
+    lambda t: _kept.append(t) or t, lambda t: t
+):
+    torch.utils.checkpoint.checkpoint(
+        lambda t: t.sin().exp().tanh(), xs, use_reentrant=False
+    )
+assert len(_kept) == 1  # only the block's input, not its three intermediates
+assert _kept[0] is xs
+# sphinx_gallery_end_ignore
 
 # %%
 # PyTorch ships ready-made variants, such as
 # ``torch.autograd.graph.save_on_cpu`` (move saved tensors to CPU memory
 # during the forward pass and back to the GPU for backward) and activation
-# checkpointing in ``torch.utils.checkpoint``, which saves nothing and
-# recomputes instead. See
+# checkpointing in ``torch.utils.checkpoint``, which keeps only the inputs of
+# a checkpointed block and recomputes the rest during backward. See
 # https://docs.pytorch.org/docs/stable/autograd.html#saved-tensors-hooks.
 #
 # Finding where a ``nan`` gradient comes from: anomaly mode
