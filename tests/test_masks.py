@@ -889,3 +889,12 @@ def test_failed_keep_frozen_registers_nothing() -> None:
     leaf.grad = torch.ones(2, 2)
     optimizer.step()
     assert torch.equal(leaf.detach(), torch.zeros(2, 2))
+
+
+def test_frozen_report_infinite_change_is_inf() -> None:
+    before = torch.zeros(3)
+    after = torch.tensor([0.0, float("inf"), 0.0])
+    mask = torch.tensor([True, False, True])
+    report = frozen_report(before, after, mask)
+    assert report.max_abs_change_outside == math.inf
+    assert not report.frozen

@@ -88,8 +88,8 @@ class MaskedLinearFunction(torch.autograd.Function):
     ``mask`` in prune mode; see the module docstring for the two meanings.
     Call it as ``MaskedLinearFunction.apply(input, weight, bias, mask, mode)``
     with a bool ``mask`` of ``weight``'s shape and ``bias`` a tensor or
-    ``None``. ``apply`` does not validate its arguments: :func:`masked_linear`
-    is the checked entry point.
+    ``None``. ``apply`` checks only ``mode`` (``ValueError``), not the other
+    arguments: :func:`masked_linear` is the checked entry point.
 
     ``backward`` returns one gradient per ``forward`` input, in order:
     ``(grad_input, grad_weight, grad_bias, None, None)``, each ``None`` when

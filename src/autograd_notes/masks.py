@@ -373,8 +373,9 @@ def apply_mask(weight: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Return the masked weight ``W * M``, differentiable with respect to ``W``.
 
     The result is a new tensor; ``weight`` is not modified. The gradient that
-    flows back to ``weight`` is the incoming gradient times ``M``, so entries
-    outside the mask get exactly zero gradient.
+    flows back to ``weight`` is the incoming gradient inside the mask and
+    exactly zero outside it, even where the incoming gradient is ``inf`` or
+    ``nan``.
 
     Masked-out entries of the result are exact zeros even where ``weight``
     holds ``inf`` or ``nan`` (computed with :func:`torch.where`, not a
@@ -699,7 +700,8 @@ def frozen_report(
         moved = (old != new) & ~(old.isnan() & new.isnan())
         outside = ~inside
         moved_outside = moved & outside
-        change = (new - old).abs().nan_to_num(nan=math.inf)[moved_outside]
+        change = (new - old).abs().nan_to_num(nan=math.inf, posinf=math.inf)
+        change = change[moved_outside]
         max_change = float(change.max()) if change.numel() else 0.0
         return FrozenReport(
             total_outside=int(outside.sum()),
