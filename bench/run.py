@@ -81,7 +81,7 @@ def plain_python_seconds(site: Path) -> float:
     pages = [
         p
         for p in sorted((site / "docs").rglob("*.md"))
-        if "file_format: mystnb" in p.read_text()
+        if "_build" not in p.parts and "file_format: mystnb" in p.read_text()
     ]
     total = 0.0
     for script in scripts:
