@@ -41,6 +41,8 @@ extensions = [
     "sphinx-mathjax-offline",  # MathJax served from _static: no CDN request
     "freshness",
     "sitecheck",
+    "exercises",  # collapse tutorial solutions into <details>
+    "editlinks",  # "Edit" on a tutorial page opens its gallery/ script
 ]
 
 exclude_patterns = [
@@ -160,4 +162,8 @@ html_theme_options = {
     "show_toc_level": 2,
     "navigation_with_keys": False,
 }
+html_theme_options["extra_footer"] = (
+    f"<p>Every output on this site was produced by torch {torch.__version__} "
+    "while the site was built.</p>"
+)
 html_context = {"default_mode": "auto"}

@@ -1,6 +1,6 @@
 """Small, strict helpers for studying PyTorch autograd.
 
-Three modules, one idea each:
+Four modules, one idea each:
 
 * :mod:`autograd_notes.graph` prints, exports and draws the backward graph
   behind a tensor.
@@ -8,10 +8,13 @@ Three modules, one idea each:
   which entries of a weight may learn.
 * :mod:`autograd_notes.masked_linear` is a linear layer whose weight is
   trained only inside a mask, written as a custom ``torch.autograd.Function``.
+* :mod:`autograd_notes.expect` shows an expected error or warning and fails
+  when it does not come; the tutorials use it to show what goes wrong.
 
 Importing the package has no side effects beyond importing ``torch``.
 """
 
+from autograd_notes.expect import expect_error, expect_warning
 from autograd_notes.graph import (
     draw_graph,
     format_graph,
@@ -47,6 +50,8 @@ __all__ = [
     "apply_mask",
     "check_mask",
     "draw_graph",
+    "expect_error",
+    "expect_warning",
     "format_graph",
     "frozen_report",
     "keep_frozen",

@@ -1,0 +1,115 @@
+"""Collapse the solution of each tutorial exercise until the reader opens it.
+
+A tutorial writes an exercise as a text cell whose last paragraph is exactly
+``**Solution**``, followed by the code cell that solves it::
+
+    # %%
+    # **Exercise 1.** Predict ``x.grad`` after two backward calls.
+    #
+    # **Solution**
+
+    # %%
+    print(x.grad)
+
+In the ``.py`` and ``.ipynb`` downloads that reads naturally and the solution
+runs like any other cell. On the HTML page, this transform moves the
+``Solution`` paragraph, the solution's code and its printed output (or figure)
+into a ``<details>`` element, which browsers show closed and open on click or
+with the keyboard, with no JavaScript. The code still runs during the build,
+so a wrong solution (its hidden ``assert``) fails the build.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.transforms import SphinxTransform
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+MARKER = "Solution"
+
+
+class solution(nodes.General, nodes.Element):
+    """A collapsed solution: summary line plus the code and its output."""
+
+
+def visit_solution_html(self: Any, node: solution) -> None:
+    self.body.append('<details class="solution">\n<summary>Solution</summary>\n')
+
+
+def depart_solution_html(self: Any, node: solution) -> None:
+    self.body.append("</details>\n")
+
+
+def visit_solution_other(self: Any, node: solution) -> None:
+    """Other builders show the solution's content as it is."""
+
+
+def _is_marker(node: nodes.Node) -> bool:
+    return (
+        isinstance(node, nodes.paragraph)
+        and len(node.children) == 1
+        and isinstance(node.children[0], nodes.strong)
+        and node.astext() == MARKER
+    )
+
+
+def _is_output(node: nodes.Node) -> bool:
+    """Printed output or a figure, as sphinx-gallery writes them."""
+    if not isinstance(node, nodes.Element):
+        return False
+    classes = set(node.get("classes", []))
+    return bool(
+        classes & {"sphx-glr-script-out", "sphx-glr-single-img", "sphx-glr-horizontal"}
+    ) or isinstance(node, nodes.image)
+
+
+class CollapseSolutions(SphinxTransform):
+    """Wrap each ``**Solution**`` paragraph and the code after it."""
+
+    default_priority = 800
+
+    def apply(self, **kwargs: Any) -> None:
+        if not self.env.docname.startswith("tutorials/"):
+            return
+        for marker in list(self.document.findall(_is_marker)):
+            parent = marker.parent
+            index = parent.index(marker)
+            taken: list[nodes.Node] = []
+            code_seen = False
+            for sibling in parent.children[index + 1 :]:
+                if isinstance(sibling, nodes.comment):
+                    taken.append(sibling)
+                elif not code_seen and isinstance(sibling, nodes.literal_block):
+                    taken.append(sibling)
+                    code_seen = True
+                elif code_seen and _is_output(sibling):
+                    taken.append(sibling)
+                else:
+                    break
+            if not code_seen:
+                logger.warning(
+                    "a **Solution** paragraph is not followed by a code cell",
+                    location=marker,
+                )
+                continue
+            box = solution()
+            for node in taken:
+                parent.remove(node)
+                box += node
+            parent.replace(marker, box)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_node(
+        solution,
+        html=(visit_solution_html, depart_solution_html),
+        latex=(visit_solution_other, visit_solution_other),
+        text=(visit_solution_other, visit_solution_other),
+    )
+    app.add_transform(CollapseSolutions)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,97 @@
+"""Show an expected error or warning, and fail loudly when it does not come.
+
+Tutorials teach by showing what goes wrong. These two context managers print
+the error or warning a block produces, so the reader sees PyTorch's own
+message, and raise :class:`AssertionError` when the block does *not* produce
+it, so a page that describes a failure can never silently stop failing.
+
+>>> import torch
+>>> with expect_error(RuntimeError, "does not require grad"):
+...     torch.zeros(2).sum().backward()
+RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["expect_error", "expect_warning"]
+
+
+def _check_args(func: str, category: object, match: object) -> None:
+    if not isinstance(match, str):
+        raise TypeError(
+            f"{func}() argument 'match' must be a str (a regular expression), "
+            f"not {type(match).__name__}"
+        )
+    base = Exception if func == "expect_error" else Warning
+    if not (isinstance(category, type) and issubclass(category, base)):
+        raise TypeError(
+            f"{func}() argument 'category' must be a subclass of "
+            f"{base.__name__}, not {category!r}"
+        )
+
+
+@contextmanager
+def expect_error(category: type[BaseException], match: str) -> Iterator[None]:
+    """Run a block that must raise ``category`` with a message matching ``match``.
+
+    Prints ``Name: message`` and swallows the error. Raises
+    :class:`AssertionError` if the block raises nothing or a message that
+    ``re.search(match, message)`` rejects; an error of another type passes
+    through untouched.
+
+    >>> with expect_error(ZeroDivisionError, "division by zero"):
+    ...     1 / 0
+    ZeroDivisionError: division by zero
+    """
+    _check_args("expect_error", category, match)
+    try:
+        yield
+    except category as error:
+        message = str(error)
+        if not re.search(match, message):
+            raise AssertionError(
+                f"expected {category.__name__} matching {match!r}, "
+                f"got: {message!r}"
+            ) from error
+        print(f"{type(error).__name__}: {message}")
+    else:
+        raise AssertionError(f"expected {category.__name__}, but nothing was raised")
+
+
+@contextmanager
+def expect_warning(category: type[Warning], match: str) -> Iterator[None]:
+    """Run a block that must warn with ``category`` and a message matching ``match``.
+
+    Prints each matching warning as ``Name: message``. Raises
+    :class:`AssertionError` if none matches. Other warnings are re-emitted
+    after the block, so a strict build still sees them.
+
+    >>> import warnings
+    >>> with expect_warning(UserWarning, "careful"):
+    ...     warnings.warn("be careful", UserWarning, stacklevel=1)
+    UserWarning: be careful
+    """
+    _check_args("expect_warning", category, match)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    found = False
+    for record in caught:
+        message = str(record.message)
+        if issubclass(record.category, category) and re.search(match, message):
+            print(f"{record.category.__name__}: {message}")
+            found = True
+        else:
+            warnings.warn_explicit(
+                record.message, record.category, record.filename, record.lineno
+            )
+    if not found:
+        raise AssertionError(
+            f"expected {category.__name__} matching {match!r}, "
+            f"got {[str(r.message) for r in caught]!r}"
+        )
