@@ -1,32 +1,33 @@
 """
-How do you backpropagate several losses through one shared graph?
-=================================================================
+How do I backpropagate several losses that share part of the graph?
+===================================================================
 
 A model with several heads computes several losses from one shared trunk.
-Calling ``backward()`` once per loss fails on the second call unless you
-keep the graph alive, and even then it repeats work. This script shows why,
-what the gradients add up to, and the simpler way: sum the losses first.
+After this tutorial you can say why a second ``backward()`` through the
+trunk fails and what ``retain_graph=True`` changes, train on all the losses
+with a single ``backward()``, and get each loss's own gradient when you need
+it.
 """
 
 # %%
 # Two losses from one computation
 # -------------------------------
-# The source notes use a tiny example: ``a`` goes through two operations,
-# and two "heads" reduce the result in different ways.
+# The smallest example: ``a`` goes through two operations, and two "heads"
+# reduce the result in different ways:
 #
 # .. math::
 #
-#    c_i = 2 a_i^2, \qquad d = \tfrac{1}{4}\textstyle\sum_i c_i, \qquad
-#    e = \textstyle\sum_i c_i .
+#    b_i = a_i^2, \qquad c_i = 2 b_i, \qquad
+#    d = \tfrac{1}{4}\textstyle\sum_i c_i, \qquad e = \textstyle\sum_i c_i .
 #
-# The part ``a -> b -> c`` is shared; ``d`` and ``e`` are the two heads.
-import timeit
-
+# The part ``a -> b -> c`` is shared; ``d`` and ``e`` are the two losses.
+# :func:`~autograd_notes.format_graph` shows both of them leading into the
+# same ``MulBackward0`` node (the second time as a back-reference):
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from autograd_notes.graph import draw_graph, format_graph
+from autograd_notes import expect_error, format_graph
 
 _ = torch.manual_seed(0)
 
@@ -35,362 +36,289 @@ b = a**2
 c = 2 * b
 d = c.mean()
 e = c.sum()
-print(format_graph(d + e, names={"a": a, "b": b, "c": c, "d": d, "e": e}))
+names = {"a": a, "b": b, "c": c, "d": d, "e": e}
+print(format_graph(d + e, names=names))
 
 # sphinx_gallery_start_ignore
-assert b.grad_fn._saved_self is a
-assert b.grad_fn._saved_exponent == 2
 assert d.grad_fn.next_functions[0][0] is e.grad_fn.next_functions[0][0]
-_text = format_graph(d + e, names={"a": a, "b": b, "c": c, "d": d, "e": e})
-assert "-> [2] MulBackward0 (see above)" in _text
+assert "-> [2] MulBackward0 (see above)" in format_graph(d + e, names=names)
 # sphinx_gallery_end_ignore
 
 # %%
-# Both heads lead to the same ``MulBackward0`` node (the second time it is
-# printed as a back-reference), and through it to the shared trunk:
-try:
-    fig = draw_graph(d + e, names={"a": a, "b": b, "c": c, "d": d, "e": e})
-except ImportError as err:  # matplotlib and networkx are optional extras
-    print(err)
-
-# %%
-# The second ``backward()`` fails
-# -------------------------------
+# Common mistake: one ``backward()`` per loss
+# -------------------------------------------
 # Backpropagating ``d`` works. Backpropagating ``e`` afterwards fails, even
 # though ``e`` itself was never backpropagated:
 d.backward()
-try:
+with expect_error(RuntimeError, "backward through the graph a second time"):
     e.backward()
-except RuntimeError as err:
-    message = str(err)
-    print(f"RuntimeError: {message.split(')')[0]})")
-else:
-    raise AssertionError("expected a RuntimeError")
-
-assert "backward through the graph a second time" in message
 
 # %%
-# The reason is in the shared part. To compute its local derivative, each
-# node *saves* some tensors during the forward pass: ``PowBackward0``
-# (for ``b = a**2``) needs ``a`` because :math:`\partial b / \partial a = 2a`.
-# ``backward()`` frees those saved tensors as soon as it has used them, to
-# release memory. ``d.backward()`` passed through the shared nodes, so their
-# saved tensors are gone when ``e.backward()`` arrives. The ``_saved_*``
-# attributes of a node show this directly:
-try:
-    b.grad_fn._saved_self
-except RuntimeError as err:
-    message = str(err)
-    print(f"b.grad_fn._saved_self -> RuntimeError: {message.split(' (')[0]}")
-else:
-    raise AssertionError("expected a RuntimeError")
+# The reason is in the shared part. To compute its local derivative, a node
+# *saves* tensors during the forward pass: ``PowBackward0`` (for ``b = a**2``)
+# keeps ``a``, because :math:`\partial b / \partial a = 2a`. ``backward()``
+# frees those saved tensors as soon as it has used them, to release memory.
+# ``d.backward()`` went through the shared nodes, so ``e.backward()`` finds
+# them empty. ``show_saved=True`` lists what each node kept:
+print(format_graph(e, names=names, show_saved=True))
 
-assert "backward through the graph a second time" in message
+# sphinx_gallery_start_ignore
+_text = format_graph(e, names=names, show_saved=True)
+assert _text.count("<freed by backward>") == 2
+# sphinx_gallery_end_ignore
 
 # %%
-# ``retain_graph=True`` keeps the graph, and gradients add up
-# -----------------------------------------------------------
-# Passing ``retain_graph=True`` to the first call keeps the saved tensors, so
-# the second call can use them. The last call may free the graph.
-a.grad = None
-b = a**2
-c = 2 * b
-d = c.mean()
-e = c.sum()
-d.backward(retain_graph=True)
-grad_after_d = a.grad.clone()
-e.backward()
-print("after d.backward():", grad_after_d)
-print("after e.backward():", a.grad)
-
-# %%
-# Each ``backward`` *adds* its gradient to ``a.grad``. By hand:
+# ``retain_graph=True`` keeps the saved tensors, and gradients add up
+# -------------------------------------------------------------------
+# Passing ``retain_graph=True`` to the first call keeps the saved tensors for
+# the next one; the last call may free them. Each ``backward()`` *adds* its
+# gradient to ``a.grad``. By hand,
 # :math:`\partial d / \partial a_i = \frac{1}{4} \cdot 4 a_i = a_i` and
 # :math:`\partial e / \partial a_i = 4 a_i`, so the total is :math:`5 a_i`:
+a.grad = None
+c = 2 * a**2
+d, e = c.mean(), c.sum()
+d.backward(retain_graph=True)
+print("after d.backward():", a.grad)
+e.backward()
+print("after e.backward():", a.grad)
 print("5 * a:             ", 5 * a.detach())
 
-assert torch.allclose(grad_after_d, a.detach())
+# sphinx_gallery_start_ignore
 assert torch.allclose(a.grad, 5 * a.detach())
+# sphinx_gallery_end_ignore
 
 # %%
-# Summing the losses gives the same gradient with one ``backward()``
-# -------------------------------------------------------------------
-# The derivative of a sum is the sum of the derivatives, so backpropagating
-# ``d + e`` once gives the same ``a.grad``, and needs no ``retain_graph``:
-summed_grad = a.grad.clone()
+# The fix: sum the losses, call ``backward()`` once
+# --------------------------------------------------
+# The derivative of a sum is the sum of the derivatives, so one
+# ``backward()`` of ``d + e`` gives the same ``a.grad``, and needs no
+# ``retain_graph`` at all. Weighted losses work the same way:
+# ``(w1 * l1 + w2 * l2).backward()``.
 a.grad = None
 c = 2 * a**2
 (c.mean() + c.sum()).backward()
 print("(d + e).backward():", a.grad)
 
-assert torch.allclose(a.grad, summed_grad)
+# sphinx_gallery_start_ignore
+assert torch.allclose(a.grad, 5 * a.detach())
+# sphinx_gallery_end_ignore
 
 # %%
-# The same holds for weighted losses: ``(w1 * l1 + w2 * l2).backward()``.
-#
-# How much faster is one ``backward()``?
-# --------------------------------------
-# With separate calls, backward walks the shared trunk once *per loss*.
-# With the sum it walks the trunk once: the backward engine waits until the
-# gradients from all heads have arrived at the trunk's output, adds them, and
-# only then runs the trunk's nodes. Here is a modest model: a three-layer
-# trunk and four heads, each with its own regression target.
-trunk = nn.Sequential(
-    nn.Linear(32, 128),
-    nn.ReLU(),
-    nn.Linear(128, 128),
-    nn.ReLU(),
-    nn.Linear(128, 128),
-    nn.ReLU(),
-)
-heads = nn.ModuleList(nn.Linear(128, 1) for _ in range(4))
-inputs = torch.randn(128, 32)
-targets = torch.randn(4, 128, 1)
-trunk_passes = []
+# A model with four heads
+# -----------------------
+# The same holds for a real multi-head model: a small trunk computes
+# features, four linear heads each predict their own target. To see how much
+# work each approach does, a *hook* (tutorial
+# :ref:`sphx_glr_tutorials_10_hooks.py`) on the trunk's first weight records
+# every time a backward pass reaches the bottom of the trunk.
+trunk = nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 32), nn.Tanh())
+heads = nn.ModuleList(nn.Linear(32, 1) for _ in range(4))
+params = [*trunk.parameters(), *heads.parameters()]
+inputs, targets = torch.randn(64, 8), torch.randn(4, 64, 1)
+
+trunk_backward_runs = []
+trunk[0].weight.register_hook(lambda grad: trunk_backward_runs.append(1))
 
 
-def head_losses() -> list[torch.Tensor]:
+def head_losses():
     features = trunk(inputs)
-    features.register_hook(lambda grad: trunk_passes.append(1))  # counts visits
     pairs = zip(heads, targets, strict=True)
     return [F.mse_loss(head(features), target) for head, target in pairs]
 
 
-def one_backward_per_loss() -> None:
-    losses = head_losses()
-    for loss in losses[:-1]:
-        loss.backward(retain_graph=True)
-    losses[-1].backward()
+# %%
+# First the pattern that calls ``backward()`` once per loss, keeping the
+# graph for every call but the last. It is correct: the gradients add up in
+# ``.grad`` before the optimizer step.
+losses = head_losses()
+for loss in losses[:-1]:
+    loss.backward(retain_graph=True)
+losses[-1].backward()
+print("one backward per loss:  ", len(trunk_backward_runs), "trunk backward passes")
+grads_per_loss = [p.grad.clone() for p in params]
 
-
-def one_backward_of_the_sum() -> None:
-    sum(head_losses()).backward()
-
+# sphinx_gallery_start_ignore
+assert len(trunk_backward_runs) == len(heads) == 4
+# sphinx_gallery_end_ignore
 
 # %%
-# First, both give the same gradients, and the hook counts how often the
-# gradient flows back into the trunk:
-params = list(trunk.parameters()) + list(heads.parameters())
-grads = {}
-for approach in [one_backward_per_loss, one_backward_of_the_sum]:
-    for p in params:
-        p.grad = None
-    trunk_passes.clear()
-    approach()
-    grads[approach.__name__] = [p.grad.clone() for p in params]
-    name = approach.__name__
-    print(f"{name:24}: backward entered the trunk {len(trunk_passes)} time(s)")
-
-    assert len(trunk_passes) == (len(heads) if approach is one_backward_per_loss else 1)
-
-per_loss_grads, summed_grads = grads.values()
-for g_each, g_sum in zip(per_loss_grads, summed_grads, strict=True):
-    assert torch.allclose(g_each, g_sum, atol=1e-6)
-
-# %%
-# Now the timing (forward plus backward, best of several repeats):
-timings = {}
-for approach in [one_backward_per_loss, one_backward_of_the_sum]:
-    name = approach.__name__
-    timings[name] = min(timeit.repeat(approach, number=10, repeat=5)) / 10
-    print(f"{name:24}: {timings[name] * 1e3:6.2f} ms per step")
-ratio = timings["one_backward_per_loss"] / timings["one_backward_of_the_sum"]
-print(f"one backward of the sum is {ratio:.1f}x as fast")
-
-assert ratio > 0  # the ratio depends on the machine; the pass count above does not
-
-# %%
-# The exact numbers depend on the machine, but the structure of the result
-# does not: the saving grows with the number of heads and the size of the
-# trunk, because the trunk's backward is repeated once per extra head.
-#
-# The source notes suggest this training step:
-#
-# .. code-block:: python
-#
-#     l1.backward(retain_graph=True)
-#     l2.backward()  # the graph is freed now
-#     optimizer.step()
-#
-# It is correct (the gradients accumulate in ``.grad`` before the step), but
-# ``(l1 + l2).backward()`` computes the same ``.grad`` more simply and faster.
-#
-# Getting each loss's gradient separately
-# ---------------------------------------
-# Sometimes you *want* the gradients of each loss apart, e.g. to compare their
-# sizes. ``torch.autograd.grad`` returns them without touching ``.grad``.
-# Pass ``retain_graph=True`` to every call but the last (the losses share
-# the trunk), and ask only for parameters the loss depends on: the trunk here.
-# The per-loss gradients add up to the gradient of the sum.
-trunk_params = list(trunk.parameters())
+# Now one ``backward()`` of the sum, from fresh gradients:
 for p in params:
     p.grad = None
+trunk_backward_runs.clear()
+sum(head_losses()).backward()
+print("one backward of the sum:", len(trunk_backward_runs), "trunk backward pass")
+
+# sphinx_gallery_start_ignore
+assert len(trunk_backward_runs) == 1
+for _g_each, _p in zip(grads_per_loss, params, strict=True):
+    assert torch.allclose(_g_each, _p.grad, atol=1e-6)
+# sphinx_gallery_end_ignore
+
+# %%
+# Both give the same gradients (to rounding), but separate calls walk the
+# shared trunk once *per loss*. With the sum, the backward engine waits until
+# the gradients of all four heads have reached the trunk's output, adds them,
+# and runs the trunk's backward once. The bigger the trunk and the more
+# heads, the more work the sum saves.
+#
+# Common mistake: ``optimizer.step()`` between the calls
+# ------------------------------------------------------
+# Stepping after each loss looks natural, but the step changes the trunk's
+# weights *in place* while the retained graph still needs their old values
+# for the next loss. Autograd notices and refuses:
+optimizer = torch.optim.SGD(params, lr=0.1)
+optimizer.zero_grad()
+losses = head_losses()
+losses[0].backward(retain_graph=True)
+optimizer.step()  # the mistake: the trunk changes under the retained graph
+with expect_error(RuntimeError, "modified by an inplace operation"):
+    losses[1].backward()
+
+# %%
+# The fix is the order of the training step: all the backward work first
+# (best, the one ``backward()`` of the sum), then one ``optimizer.step()``.
+#
+# Each loss's gradient on its own
+# -------------------------------
+# Sometimes you *want* the gradients apart, for example to compare how hard
+# each head pulls on the trunk. :func:`torch.autograd.grad` returns them
+# instead of adding them to ``.grad``. Keep the graph with
+# ``retain_graph=True``, because the losses share the trunk.
+optimizer.zero_grad()
+trunk_params = list(trunk.parameters())
 losses = head_losses()
 per_loss = [
-    torch.autograd.grad(loss, trunk_params, retain_graph=i < len(losses) - 1)
-    for i, loss in enumerate(losses)
+    torch.autograd.grad(loss, trunk_params, retain_graph=True) for loss in losses
 ]
-for i, grads_i in enumerate(per_loss):
-    print(f"loss {i}: gradient norm on the first trunk weight {grads_i[0].norm():.4f}")
+for i, grads in enumerate(per_loss):
+    print(f"head {i}: gradient norm on the first trunk weight {grads[0].norm():.3f}")
 
-total_grads = grads["one_backward_of_the_sum"][: len(trunk_params)]
-for j, total in enumerate(total_grads):
-    assert torch.allclose(sum(grads_i[j] for grads_i in per_loss), total, atol=1e-6)
-assert all(p.grad is None for p in params)
+# sphinx_gallery_start_ignore
+assert all(p.grad is None for p in params)  # autograd.grad left .grad alone
+_total = torch.autograd.grad(sum(losses), trunk_params, retain_graph=True)
+for _j, _g_sum in enumerate(_total):  # the per-loss gradients add up to the sum's
+    assert torch.allclose(sum(_g[_j] for _g in per_loss), _g_sum, atol=1e-6)
+# sphinx_gallery_end_ignore
 
 # %%
-# A loss does not depend on the other heads' parameters. Asking for them
-# raises an error unless you pass ``allow_unused=True``, which returns
-# ``None`` for them:
-loss_0 = head_losses()[0]
-try:
-    torch.autograd.grad(loss_0, list(heads[1].parameters()), retain_graph=True)
-except RuntimeError as err:
-    message = str(err)
-    print(f"RuntimeError: {message.split('. ')[0]}.")
-else:
-    raise AssertionError("expected a RuntimeError")
-unused = torch.autograd.grad(loss_0, list(heads[1].parameters()), allow_unused=True)
-print("with allow_unused=True:", unused)
+# The per-loss gradients add up to the gradient of the sum, and ``.grad``
+# stays untouched. Ask only for tensors the loss depends on: loss 0 never
+# used head 1, so asking for head 1's parameters is an error, unless you pass
+# ``allow_unused=True`` and accept ``None`` for them.
+head_1 = list(heads[1].parameters())
+with expect_error(RuntimeError, "appears to not have been used in the graph"):
+    torch.autograd.grad(losses[0], head_1, retain_graph=True)
+unused = torch.autograd.grad(losses[0], head_1, allow_unused=True)
+print(unused)
 
-assert "appears to not have been used in the graph" in message
+# sphinx_gallery_start_ignore
 assert unused == (None, None)
+# sphinx_gallery_end_ignore
 
 # %%
-# ``backward(inputs=...)`` is the in-place counterpart: it accumulates into
-# ``.grad`` of the listed tensors **only**, and leaves every other leaf
-# alone. Here the first loss fills the trunk's ``.grad`` and nothing else:
-for p in params:
-    p.grad = None
-losses = head_losses()
-losses[0].backward(inputs=trunk_params)
-print("trunk .grad filled:  ", all(p.grad is not None for p in trunk_params))
-print("head 0 .grad filled: ", any(p.grad is not None for p in heads[0].parameters()))
-
-for p, g in zip(trunk_params, per_loss[0], strict=True):
-    assert torch.allclose(p.grad, g)
-assert all(p.grad is None for p in heads.parameters())
-
-# %%
-# For a complete recipe, including how to rebalance the losses, see the
-# how-to :doc:`/how-to/per-loss-gradients`.
+# The how-to :doc:`/how-to/per-loss-gradients` has the full recipe.
 #
 # When a second ``backward()`` happens to work
 # --------------------------------------------
-# Some nodes save no tensors at all. Addition, for example: the derivative of
-# :math:`a + 1` is :math:`1` whatever ``a`` is, so ``AddBackward0`` keeps
-# only the number ``alpha`` (of ``a + alpha * other``), not a tensor. A graph
-# made only of such nodes has nothing to free, and a second ``backward()``
-# runs without ``retain_graph``; the gradients accumulate as usual, so
-# ``a.grad`` doubles:
+# Some nodes save no tensors at all. The derivative of :math:`a + 1` is
+# :math:`1` whatever ``a`` is, so ``AddBackward0`` keeps only the number
+# ``alpha`` (of ``a + alpha * other``). With nothing to free, a second
+# ``backward()`` runs without ``retain_graph``, and the gradients accumulate,
+# so ``a.grad`` doubles:
 a.grad = None
 s = (a + 1).sum()
+print(format_graph(s, names={"a": a}, show_saved=True))
 s.backward()
-once = a.grad.clone()
 s.backward()  # no error
-print("after one backward: ", once)
-print("after two backwards:", a.grad)
+print("after two backward calls:", a.grad)
 
-assert torch.equal(once, torch.ones(1, 4))
-assert torch.equal(a.grad, 2 * once)
 # sphinx_gallery_start_ignore
-_add = (a + 1).grad_fn
-assert [n for n in dir(_add) if n.startswith("_saved_")] == ["_saved_alpha"]
-assert _add._saved_alpha == 1
+assert torch.equal(a.grad, torch.full((1, 4), 2.0))
+assert [n for n in dir(s.grad_fn.next_functions[0][0]) if "_saved_" in n] == [
+    "_saved_alpha"
+]
 # sphinx_gallery_end_ignore
 
 # %%
-# Do not rely on it. Whether a node saves a tensor is an implementation
-# detail of each operation, and it is not always what the maths suggests.
-# Multiplying by a plain Python number looks just as harmless, but
-# ``MulBackward0`` stores the factor ``2`` as a (0-dimensional) tensor, so
-# the second call fails:
+# Do not rely on it. What a node saves is an implementation detail, not the
+# maths: ``a * 2`` computes the same as ``a + a``, but ``MulBackward0`` keeps
+# the factor ``2`` as a tensor, and the second call fails.
 s = (a * 2).sum()
 s.backward()
-try:
+with expect_error(RuntimeError, "backward through the graph a second time"):
     s.backward()
-except RuntimeError as err:
-    message = str(err)
-    print(f"(a * 2).sum() twice -> RuntimeError: {message.split(' (')[0]}")
-else:
-    raise AssertionError("expected a RuntimeError")
 
-assert "backward through the graph a second time" in message
 # sphinx_gallery_start_ignore
 _factor = (a * 2).grad_fn._saved_other
 assert isinstance(_factor, torch.Tensor)
-assert _factor.dim() == 0
 assert _factor.item() == 2
+_s = (a + a).sum()
+_s.backward()
+_s.backward()  # a + a survives, a * 2 does not
 # sphinx_gallery_end_ignore
 
 # %%
-# The ``_saved_*`` attributes of each node list what it kept. Tensors among
-# them are freed by ``backward()``; plain numbers and shapes are not. This
-# table shows, for a few one-operation graphs, what is saved and whether a
-# second ``backward()`` without ``retain_graph`` survives:
-ops = {
-    "a + 1": lambda t: t + 1,
-    "a - a": lambda t: t - t,
-    "a + a": lambda t: t + t,
-    "a.sum()": lambda t: t.sum(),
-    "a.mean()": lambda t: t.mean(),
-    "a.view(-1)": lambda t: t.view(-1),
-    "a * 2": lambda t: t * 2,
-    "a / 2": lambda t: t / 2,
-    "a * a": lambda t: t * t,
-    "a ** 2": lambda t: t**2,
-    "a.exp()": lambda t: t.exp(),
-    "a.relu()": lambda t: t.relu(),
-}
-survives = {}
-print(f"{'expression':10} {'node':14} {'saved tensors':27} second backward")
-for expr, op in ops.items():
-    out = op(a)
-    node = out.grad_fn
-    saved = [n for n in dir(node) if n.startswith("_saved_")]
-    saved_tensors = [n for n in saved if isinstance(getattr(node, n), torch.Tensor)]
-    loss = out.sum()
-    loss.backward()
-    try:
-        loss.backward()
-        survives[expr] = True
-    except RuntimeError:
-        survives[expr] = False
-    listed = ", ".join(saved_tensors) or "-"
-    outcome = "works" if survives[expr] else "fails"
-    print(f"{expr:10} {node.name():14} {listed:27} {outcome}")
-    assert survives[expr] == (not saved_tensors)
+# A second backward fails exactly when it needs a saved tensor the first one
+# freed, and nothing in PyTorch's API promises which tensors an operation
+# saves. Whenever you mean to backpropagate through a graph twice, pass
+# ``retain_graph=True``; better, sum the losses.
+#
+# Exercises
+# ---------
+#
+# **1. Predict.** ``s = a.exp().sum()``. After ``s.backward()``, does a
+# second ``s.backward()`` work? Hint: the derivative of :math:`e^a` is
+# :math:`e^a`.
+#
+# **Solution**
 
+# %%
+s = a.exp().sum()  # ExpBackward0 saves its result e**a: it is the derivative
+s.backward()  # ... and the first backward frees it, so the second one fails
+with expect_error(RuntimeError, "backward through the graph a second time"):
+    s.backward()
 # sphinx_gallery_start_ignore
-working = ["a + 1", "a - a", "a + a", "a.sum()", "a.mean()", "a.view(-1)"]
-assert [e for e, ok in survives.items() if ok] == working
+assert [n for n in dir(a.exp().grad_fn) if n.startswith("_saved_")] == ["_saved_result"]
 # sphinx_gallery_end_ignore
 
 # %%
-# The rule behind the table: a second backward fails exactly when it needs a
-# saved tensor that the first one freed. Which tensors an operation saves
-# depends on how its backward formula is implemented, not on the maths:
-# ``a + a`` survives and ``a * 2`` does not, though both compute
-# :math:`2a`. Nothing in PyTorch's API promises what an operation saves, and
-# it may change between versions. So whenever you mean to backpropagate
-# through a graph twice, pass ``retain_graph=True``, or better, sum the
-# losses.
+# **2. Predict.** With ``c = 2 * a**2`` as above, what is ``a.grad`` after
+# ``(0.3 * c.mean() + 0.7 * c.sum()).backward()``, as a multiple of ``a``?
 #
-# Summary
-# -------
-# * ``backward()`` frees the tensors that the graph saved for backward, so a
-#   second ``backward()`` through a shared part fails unless the first one
-#   passed ``retain_graph=True``.
-# * Gradients of successive ``backward()`` calls add up in ``.grad``: for
-#   losses :math:`d` and :math:`e` you get :math:`\nabla d + \nabla e`.
-# * ``(l1 + l2).backward()`` gives the same ``.grad`` in one pass over the
-#   shared trunk: simpler and faster than one ``backward()`` per loss.
-# * For per-loss gradients use ``torch.autograd.grad(loss_i, params)`` (it
-#   returns them) or ``loss_i.backward(inputs=...)`` (only the listed tensors
-#   accumulate).
-# * A second backward without ``retain_graph`` works only when no node on
-#   the way saved a tensor; that is an implementation detail, not a contract.
+# **Solution**
+
+# %%
+a.grad = None
+c = 2 * a**2
+(0.3 * c.mean() + 0.7 * c.sum()).backward()
+print(a.grad / a.detach())  # 0.3 * 1 + 0.7 * 4 = 3.1 in every entry
+# sphinx_gallery_start_ignore
+assert torch.allclose(a.grad, 3.1 * a.detach())
+# sphinx_gallery_end_ignore
+
+# %%
+# **3. Predict.** With the four-head model, how many times does the
+# backward pass reach the bottom of the trunk for
+# ``(l0 + l1).backward(retain_graph=True)`` followed by
+# ``(l2 + l3).backward()``?
 #
-# Next: :ref:`sphx_glr_tutorials_06_training_part_of_a_weight.py`. See also
-# the glossary entry :ref:`retain_graph vs retain_grad
-# <glossary-retain-graph-vs-retain-grad>`.
+# **Solution**
+
+# %%
+trunk_backward_runs.clear()
+l0, l1, l2, l3 = head_losses()
+(l0 + l1).backward(retain_graph=True)
+(l2 + l3).backward()
+print(len(trunk_backward_runs))  # 2: one per backward() call, not one per loss
+# sphinx_gallery_start_ignore
+assert len(trunk_backward_runs) == 2
+# sphinx_gallery_end_ignore
+
+# %%
+# What next
+# ---------
+# :ref:`sphx_glr_tutorials_07_training_part_of_a_weight.py` trains only some
+# entries of a weight. The glossary separates two easily confused names:
+# :ref:`retain_graph vs retain_grad <glossary-retain-graph-vs-retain-grad>`.
