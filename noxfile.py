@@ -12,6 +12,8 @@ from pathlib import Path
 import nox
 
 PYTHON = "3.11"
+# The oldest torch the package supports and the newest installable here.
+TORCH_RANGE = ("2.13.0", "2.14.1")
 ROOT = Path(__file__).parent
 CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 SPHINX_ARGS = ("-W", "--keep-going", "-b", "html", "docs", "docs/_build/html")
@@ -76,6 +78,12 @@ def docs_live(session: nox.Session) -> None:
     session.run(
         "sphinx-autobuild", *SPHINX_ARGS, "--watch", "gallery", "--watch", "src"
     )
+
+
+@nox.session(python=PYTHON)
+def compat(session: nox.Session) -> None:
+    """Unit tests, doctests, tutorials and pages under the oldest and newest torch."""
+    session.run("python", ".ci/compat.py", *(session.posargs or TORCH_RANGE))
 
 
 @nox.session(python=PYTHON)

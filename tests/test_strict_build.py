@@ -177,3 +177,67 @@ def test_new_pins_re_execute_every_example(site: Path) -> None:
     assert again.returncode == 0, again.stdout + again.stderr
     assert "executed 1 out of 1" in again.stdout
     assert "Executing notebook" in again.stdout
+
+
+EXERCISE = """
+# %%
+# Exercises
+# ---------
+#
+# **1. Predict.** What is ``y.requires_grad``?
+#
+# **Solution**
+
+# %%
+print(y.requires_grad)
+# sphinx_gallery_start_ignore
+assert y.requires_grad is ANSWER
+# sphinx_gallery_end_ignore
+"""
+
+
+def test_expected_error_that_stops_raising_fails(site: Path) -> None:
+    example = site / "gallery" / "01_example.py"
+    code = (
+        "\nfrom autograd_notes import expect_error\n"
+        "with expect_error(RuntimeError, 'does not require grad'):\n"
+        "    y.sum().backward()  # y requires grad: nothing is raised\n"
+    )
+    example.write_text(GOOD_EXAMPLE + code)
+    assert_fails(build(site), "expected RuntimeError, but nothing was raised")
+
+
+def test_false_hidden_check_fails(site: Path) -> None:
+    example = site / "gallery" / "01_example.py"
+    hidden = (
+        "\n# sphinx_gallery_start_ignore\n"
+        "assert y.is_leaf, 'hidden claim is false'\n"
+        "# sphinx_gallery_end_ignore\n"
+    )
+    example.write_text(GOOD_EXAMPLE + hidden)
+    assert_fails(build(site), "hidden claim is false")
+
+
+def test_solution_is_collapsed_and_a_wrong_one_fails(site: Path) -> None:
+    example = site / "gallery" / "01_example.py"
+    example.write_text(GOOD_EXAMPLE + EXERCISE.replace("ANSWER", "True"))
+    result = build(site)
+    assert result.returncode == 0, result.stdout + result.stderr
+    html = (site / "docs/_build/html/tutorials/01_example.html").read_text()
+    details = html[html.index('<details class="solution">') :]
+    details = details[: details.index("</details>")]
+    assert "<summary>Solution</summary>" in details
+    assert 'y</span><span class="o">.</span><span class="n">requires_grad' in details
+    assert "sphx-glr-script-out" in details  # the printed answer is inside too
+    assert "ANSWER" not in details  # its hidden check is not shown
+
+    example.write_text(GOOD_EXAMPLE + EXERCISE.replace("ANSWER", "False"))
+    assert_fails(build(site), "AssertionError")
+
+
+def test_edit_link_points_at_the_gallery_script(site: Path) -> None:
+    result = build(site)
+    assert result.returncode == 0, result.stdout + result.stderr
+    html = (site / "docs/_build/html/tutorials/01_example.html").read_text()
+    assert "/edit/main/gallery/01_example.py" in html
+    assert "docs/tutorials/01_example" not in html

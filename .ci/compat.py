@@ -1,0 +1,129 @@
+"""Run what a reader runs under each supported torch, and print one table.
+
+For every torch version given on the command line this makes a fresh virtual
+environment, installs that torch and the package from its wheel (everything
+else pinned by ``constraints.txt``), then runs, with warnings as errors:
+
+* the unit tests (``tests/``, without the docs-build checks) and the doctests
+  of ``src/``;
+* every gallery script, as ``python -W error gallery/NN_name.py``;
+* the code of every executed page (``file_format: mystnb``), cell after cell
+  in one process, as the page's reader would paste it.
+
+Usage: ``python .ci/compat.py 2.13.0 2.14.1`` (``nox -s compat`` does this).
+The exit status is non-zero if anything failed under any version.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / ".nox" / "compat-envs"
+CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+OPTION = re.compile(r"^:[\w-]+:.*$\n?|^---\n.*?^---\n", re.MULTILINE | re.DOTALL)
+
+
+def run(cmd: list[str], log: Path, **kwargs: object) -> bool:
+    """Run ``cmd``, append its output to ``log``, return whether it passed."""
+    with log.open("a") as out:
+        out.write(f"\n$ {' '.join(cmd)}\n")
+        out.flush()
+        done = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, **kwargs)  # type: ignore[call-overload]
+    return bool(done.returncode == 0)
+
+
+def make_env(version: str, log: Path) -> Path:
+    """A fresh venv with ``torch==version`` and this package's wheel."""
+    env = WORK / f"torch-{version}"
+    python = env / "bin" / "python"
+    stamp = env / ".installed"
+    wanted = f"torch=={version}\n" + (ROOT / "constraints.txt").read_text()
+    if stamp.exists() and stamp.read_text() == wanted:
+        return python
+    venv.create(env, with_pip=True, clear=True)
+    pins = env / "constraints.txt"  # the project's pins, except torch
+    lines = (ROOT / "constraints.txt").read_text().splitlines()
+    pins.write_text("\n".join(x for x in lines if not x.startswith("torch==")))
+    pip = [str(python), "-m", "pip", "install", "--quiet", "-c", str(pins)]
+    if not run([*pip, f"torch=={version}"], log):
+        raise SystemExit(f"could not install torch=={version}; see {log}")
+    if not run([*pip, f"{ROOT}[test]"], log):  # a wheel, not an editable install
+        raise SystemExit(f"could not install the package; see {log}")
+    stamp.write_text(wanted)
+    return python
+
+
+def pytest_counts(python: Path, log: Path, *args: str) -> str:
+    """Run pytest, return ``passed/total``."""
+    report = log.with_suffix(f".{len(args)}.json")
+    cmd = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    cmd += ["-o", "addopts=", "-W", "error", "--import-mode=importlib", *args]
+    run([*cmd, f"--junit-xml={report}"], log, cwd=ROOT)
+    text = report.read_text() if report.exists() else ""
+    total = failed = 0
+    for suite in re.finditer(r"<testsuite [^>]*>", text):
+        attrs = dict(re.findall(r'(\w+)="([^"]*)"', suite.group(0)))
+        total += int(attrs["tests"]) - int(attrs["skipped"])
+        failed += int(attrs["failures"]) + int(attrs["errors"])
+    return f"{total - failed}/{total}"
+
+
+def page_code(page: Path) -> str | None:
+    """The code cells of an executed page, joined, or None for a static page."""
+    text = page.read_text()
+    if "file_format: mystnb" not in text.split("\n---", 1)[0]:
+        return None
+    return "\n\n".join(OPTION.sub("", cell) for cell in CELL.findall(text))
+
+
+def check_version(version: str) -> dict[str, str]:
+    log = WORK / f"torch-{version}.log"
+    WORK.mkdir(parents=True, exist_ok=True)
+    log.write_text("")
+    python = make_env(version, log)
+    results = {
+        "unit tests": pytest_counts(python, log, "tests", "-m", "not slow"),
+        "doctests": pytest_counts(python, log, "--doctest-modules", "src"),
+    }
+    scripts = sorted((ROOT / "gallery").glob("[0-9][0-9]_*.py"))
+    passed = sum(
+        run([str(python), "-W", "error", str(s)], log, cwd=s.parent) for s in scripts
+    )
+    results["gallery scripts"] = f"{passed}/{len(scripts)}"
+    pages = [p for p in sorted((ROOT / "docs").rglob("*.md")) if "_build" not in p.parts]
+    codes = [(p, c) for p in pages if (c := page_code(p)) is not None]
+    passed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for page, code in codes:
+            script = Path(tmp) / f"{page.stem}.py"
+            script.write_text(code)
+            passed += run([str(python), "-W", "error", str(script)], log, cwd=page.parent)
+    results["pages"] = f"{passed}/{len(codes)}"
+    return results
+
+
+def main(versions: list[str]) -> int:
+    table = {v: check_version(v) for v in versions}
+    columns = ["unit tests", "doctests", "gallery scripts", "pages"]
+    print("\n| torch | " + " | ".join(columns) + " |")
+    print("|---" * (len(columns) + 1) + "|")
+    failed = False
+    for version, row in table.items():
+        print(f"| {version} | " + " | ".join(row[c] for c in columns) + " |")
+        failed |= any(a != b for a, b in (row[c].split("/") for c in columns))
+        failed |= any(row[c].endswith("/0") for c in columns)  # nothing ran
+    (WORK / "table.json").write_text(json.dumps(table, indent=2))
+    if failed:
+        print(f"\nFAILED: see the logs in {WORK.relative_to(ROOT)}/")
+    return int(failed)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:] or ["2.13.0", "2.14.1"]))

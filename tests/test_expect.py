@@ -1,0 +1,79 @@
+"""expect_error and expect_warning fail whenever the expected thing does not come."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+
+from autograd_notes import expect_error, expect_warning
+
+
+def test_expect_error_prints_the_message(capsys: pytest.CaptureFixture[str]) -> None:
+    with expect_error(RuntimeError, "does not require grad"):
+        torch.zeros(2).sum().backward()
+    out = capsys.readouterr().out
+    assert out.startswith("RuntimeError: element 0 of tensors does not require grad")
+
+
+def test_expect_error_fails_when_nothing_is_raised() -> None:
+    with (
+        pytest.raises(AssertionError, match="nothing was raised"),
+        expect_error(RuntimeError, "anything"),
+    ):
+        torch.ones(2, requires_grad=True).sum().backward()
+
+
+def test_expect_error_fails_on_another_message() -> None:
+    with (
+        pytest.raises(AssertionError, match="matching 'leaf Variable'"),
+        expect_error(ZeroDivisionError, "leaf Variable"),
+    ):
+        _ = 1 / 0
+
+
+def test_expect_error_lets_another_type_through() -> None:
+    with pytest.raises(KeyError), expect_error(ValueError, ""):
+        raise KeyError("not a ValueError")
+
+
+def test_expect_warning_prints_it(capsys: pytest.CaptureFixture[str]) -> None:
+    y = torch.ones(2, requires_grad=True) * 2
+    with expect_warning(UserWarning, "not a leaf Tensor"):
+        _ = y.grad
+    assert capsys.readouterr().out.startswith("UserWarning: The .grad attribute")
+
+
+def test_expect_warning_fails_when_nothing_warns() -> None:
+    with (
+        pytest.raises(AssertionError, match="expected UserWarning"),
+        expect_warning(UserWarning, "not a leaf"),
+    ):
+        _ = torch.ones(2, requires_grad=True).grad
+
+
+def test_expect_warning_re_emits_other_warnings() -> None:
+    def both() -> None:
+        warnings.warn("mine", UserWarning, stacklevel=1)
+        warnings.warn("other", DeprecationWarning, stacklevel=1)
+
+    with pytest.raises(DeprecationWarning, match="other"):  # noqa: SIM117
+        with expect_warning(UserWarning, "mine"):
+            both()
+
+
+@pytest.mark.parametrize(
+    ("func", "category", "match", "message"),
+    [
+        (expect_error, ValueError, 3, "argument 'match' must be a str"),
+        (expect_error, int, "x", "must be a subclass of Exception"),
+        (expect_warning, ValueError, "x", "must be a subclass of Warning"),
+        (expect_warning, "UserWarning", "x", "must be a subclass of Warning"),
+    ],
+)
+def test_bad_arguments_are_named(
+    func: object, category: object, match: object, message: str
+) -> None:
+    with pytest.raises(TypeError, match=message), func(category, match):  # type: ignore[operator]
+        pass
