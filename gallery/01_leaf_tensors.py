@@ -2,172 +2,140 @@
 Which tensors are leaves, and why does it matter?
 =================================================
 
-Autograd writes gradients into ``.grad`` only for *leaf* tensors, and lets you
-switch ``requires_grad`` on or off only for leaves. This script shows exactly
-which tensors are leaves: it is not quite "the tensors you created", and it
-is never "a piece of a tensor".
+Autograd stores gradients in ``.grad`` for *leaf* tensors, and lets you switch
+``requires_grad`` on or off only for leaves. After this tutorial you can tell
+a leaf from a non-leaf, predict which tensors hold a ``.grad`` after
+``backward()``, and explain why the weights of every layer are leaves.
 """
 
 # %%
-# A created tensor is a leaf, a computed one is not
-# -------------------------------------------------
-# A tensor you build yourself with ``requires_grad=True`` has no history: its
-# ``grad_fn`` is ``None`` and ``is_leaf`` is ``True``. The result of an
-# operation on it records that operation in ``grad_fn``, so it is not a leaf.
-import warnings
-
+# A tensor you create is a leaf, a tensor you compute is not
+# -----------------------------------------------------------
+# A tensor built with ``requires_grad=True`` has no history: its ``grad_fn``
+# is ``None`` and ``is_leaf`` is ``True``. An operation on it records itself
+# in the result's ``grad_fn``, so the result is not a leaf.
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from autograd_notes.graph import draw_graph, format_graph, walk_graph
+from autograd_notes import expect_error, format_graph
 
 _ = torch.manual_seed(0)
 
-W = torch.randn(4, 4, requires_grad=True)
-y = W * 2
-print(f"W: is_leaf={W.is_leaf}, grad_fn={W.grad_fn}")
+w = torch.randn(4, 4, requires_grad=True)
+y = w * 2
+print(f"w: is_leaf={w.is_leaf}, grad_fn={w.grad_fn}")
 print(f"y: is_leaf={y.is_leaf}, grad_fn={type(y.grad_fn).__name__}")
 
-assert W.is_leaf
-assert W.grad_fn is None
-assert not y.is_leaf
-assert type(y.grad_fn).__name__ == "MulBackward0"
+# sphinx_gallery_start_ignore
+import warnings
+
+from autograd_notes import walk_graph
+
+assert (w.is_leaf, w.grad_fn) == (True, None)
+assert (y.is_leaf, type(y.grad_fn).__name__) == (False, "MulBackward0")
+# sphinx_gallery_end_ignore
 
 # %%
-# After a backward pass, the gradient lands in the leaf only. ``y`` took part
-# in the computation, but it keeps no ``.grad`` of its own (tutorial
-# :ref:`sphx_glr_tutorials_02_grad_fn_and_the_graph.py` shows the warning you
-# get if you read it anyway).
+# After a backward pass the gradient lands in the leaf. ``y`` took part in
+# the computation, and autograd did compute the gradient with respect to
+# ``y`` on the way, but it passed it on and kept none: ``y.grad`` stays
+# ``None``. A non-leaf keeps its gradient only if you call ``y.retain_grad()``
+# before ``backward()``; :ref:`sphx_glr_tutorials_02_grad_fn_and_the_graph.py`
+# shows that, and the warning you get when you read ``y.grad`` without it.
 y.sum().backward()
-print(W.grad)
+print(w.grad)
 
-assert torch.equal(W.grad, torch.full((4, 4), 2.0))
 # sphinx_gallery_start_ignore
+assert torch.equal(w.grad, torch.full((4, 4), 2.0))
 with warnings.catch_warnings(record=True):
     warnings.simplefilter("always")
     assert y.grad is None
+_y = w * 2
+_y.retain_grad()
+_y.sum().backward()
+assert torch.equal(_y.grad, torch.ones(4, 4))
+w.grad = None
 # sphinx_gallery_end_ignore
 
 # %%
 # Slices and views of a leaf are not leaves
 # -----------------------------------------
 # Indexing, slicing, ``view`` and ``t()`` are operations too. Each returns a
-# new tensor (sharing memory with ``W``) whose ``grad_fn`` leads back to
-# ``W``. None of them is a leaf, even though no arithmetic happened.
-pieces = {
-    "W[2, 3]": W[2, 3],
-    "W[:2, :3]": W[:2, :3],
-    "W.view(-1)": W.view(-1),
-    "W.t()": W.t(),
-}
+# tensor that shares memory with ``w`` and whose ``grad_fn`` leads back to
+# ``w``, so none of them is a leaf, although no arithmetic happened.
+pieces = {"w[2, 3]": w[2, 3], "w[:2, :3]": w[:2, :3], "w.view(16)": w.view(16)}
 for expr, piece in pieces.items():
-    print(
-        f"{expr:11} is_leaf={piece.is_leaf!s:5}  grad_fn={type(piece.grad_fn).__name__}"
-    )
+    print(f"{expr:10} is_leaf={piece.is_leaf}  grad_fn={piece.grad_fn.name()}")
 
 # sphinx_gallery_start_ignore
 for piece in pieces.values():
     assert not piece.is_leaf
-    assert piece.grad_fn is not None
-    assert any(getattr(n, "variable", None) is W for n in walk_graph(piece))
-    assert piece.untyped_storage().data_ptr() == W.untyped_storage().data_ptr()
-assert [type(p.grad_fn).__name__ for p in pieces.values()] == [
-    "SelectBackward0",
-    "SliceBackward0",
-    "ViewBackward0",
-    "TBackward0",
-]
+    assert any(getattr(n, "variable", None) is w for n in walk_graph(piece))
+    assert piece.untyped_storage().data_ptr() == w.untyped_storage().data_ptr()
+_names = ["SelectBackward0", "SliceBackward0", "ViewBackward0"]
+assert [p.grad_fn.name() for p in pieces.values()] == _names
+assert not w.t().is_leaf
 # sphinx_gallery_end_ignore
 
 # %%
-# ``requires_grad_`` changes the flag of leaves only
-# --------------------------------------------------
-# A common wish is "train ``W`` but keep its top-left block fixed". Turning
-# off ``requires_grad`` on that block fails, because the block is a non-leaf:
-try:
-    W[:2, :3].requires_grad_(False)
-except RuntimeError as err:
-    message = str(err)
-    print(f"RuntimeError: {message}")
-else:
-    raise AssertionError("expected a RuntimeError")
-
-assert "only change requires_grad flags of leaf variables" in message
+# Common mistake: freezing part of a weight with ``requires_grad_``
+# ------------------------------------------------------------------
+# "Train ``w`` but keep its top-left block fixed" is a common wish, and
+# switching off ``requires_grad`` on that block is the first thing people
+# try. The block is a non-leaf, so PyTorch refuses:
+with expect_error(RuntimeError, "only change requires_grad flags of leaf"):
+    w[:2, :3].requires_grad_(False)
 
 # %%
-# On the leaf itself the call works, but ``requires_grad`` is **one flag for
-# the whole tensor**, not one flag per element. So there is no way to make
-# part of a tensor require grad and the rest not.
-W.requires_grad_(False)
-print(W.requires_grad, type(W.requires_grad).__name__)
-W.requires_grad_(True)
+# On the leaf ``w`` itself the call works, but ``requires_grad`` is a single
+# ``bool`` for the whole tensor, not a flag per element:
+print(type(w.requires_grad).__name__, w.requires_grad)
 
-assert isinstance(W.requires_grad, bool)
-assert W.requires_grad
+# sphinx_gallery_start_ignore
+assert w.requires_grad is True
+assert w.requires_grad_(False).requires_grad is False
+w.requires_grad_(True)
+# sphinx_gallery_end_ignore
 
 # %%
-# To train only part of a weight you keep ``requires_grad=True`` on the whole
-# tensor and mask the gradient or the weight instead; tutorial
-# :ref:`sphx_glr_tutorials_06_training_part_of_a_weight.py` and the how-to
-# :doc:`/how-to/freeze-part-of-a-weight` do exactly that.
+# The fix is to keep ``requires_grad=True`` on the whole tensor and mask the
+# gradient or the weight instead:
+# :ref:`sphx_glr_tutorials_07_training_part_of_a_weight.py` shows how.
 #
-# Tensors that do not require grad are leaves, even computed ones
-# ---------------------------------------------------------------
-# "A leaf is a tensor the user created" is only half the rule. Autograd
-# records operations only when some input requires grad, so a result computed
-# from tensors that don't has no ``grad_fn``, and is a leaf too:
+# A computed tensor that does not require grad is a leaf too
+# ----------------------------------------------------------
+# Autograd records an operation only when an input requires grad. A result
+# computed from tensors that don't has no ``grad_fn``, so it is a leaf, and
+# you may switch its flag on like that of any tensor you created:
 c = torch.ones(3) * 2
-print(f"c: is_leaf={c.is_leaf}, requires_grad={c.requires_grad}, grad_fn={c.grad_fn}")
-
-assert c.is_leaf
-assert not c.requires_grad
-assert c.grad_fn is None
-
-# %%
-# Being a leaf, ``c`` may have its flag switched on; from then on it collects
-# gradients like any parameter:
+print(f"c: is_leaf={c.is_leaf}, requires_grad={c.requires_grad}")
 c.requires_grad_(True)
 (c * c).sum().backward()
 print(c.grad)
 
-assert torch.equal(c.grad, 2 * c.detach())
-
-# %%
-# The precise rule is: **a tensor is a leaf exactly when its** ``grad_fn``
-# **is** ``None``. That is the case when it does not require grad (however it
-# was made), or when it requires grad and was created directly rather than
-# computed by a recorded operation. This is also how the documentation of
-# `Tensor.is_leaf
-# <https://docs.pytorch.org/docs/stable/generated/torch.Tensor.is_leaf.html>`_
-# puts it.
-examples = {"W": W, "y": y, "c": c, "torch.ones(3) * 2": torch.ones(3) * 2, **pieces}
-for expr, t in examples.items():
-    print(
-        f"{expr:17} requires_grad={t.requires_grad!s:5}  "
-        f"grad_fn is None={t.grad_fn is None!s:5}  is_leaf={t.is_leaf}"
-    )
-
-for t in examples.values():
-    assert t.is_leaf == (t.grad_fn is None)
 # sphinx_gallery_start_ignore
+assert (c.is_leaf, c.grad_fn) == (True, None)
+assert torch.equal(c.grad, 2 * c.detach())
+for _t in [w, y, c, torch.ones(3) * 2, *pieces.values()]:
+    assert _t.is_leaf == (_t.grad_fn is None)
 assert ":attr:`grad_fn` is None" in torch.Tensor.is_leaf.__doc__
-assert "``False`` will be leaf Tensors" in torch.Tensor.is_leaf.__doc__
 # sphinx_gallery_end_ignore
 
 # %%
+# So the precise rule is: **a tensor is a leaf exactly when its**
+# ``grad_fn`` **is** ``None``: every tensor that does not require grad,
+# however it was made, and every tensor that requires grad and was created
+# rather than computed. The documentation of `Tensor.is_leaf
+# <https://docs.pytorch.org/docs/stable/generated/torch.Tensor.is_leaf.html>`_
+# states the same rule.
+#
 # Module parameters are leaves
 # ----------------------------
-# The weights and biases of every layer, however deep, are leaves: they are
-# created by the module's ``__init__`` and updated by the optimizer, never
-# computed from other tensors. Here is a small MLP for 4x4 one-channel images.
-#
-# Note the pattern: layers such as ``nn.Flatten()`` and ``nn.ReLU()`` are
-# *modules*. Build them once in ``__init__`` and **call** them on tensors in
-# ``forward`` (or use the functions ``torch.flatten`` and ``F.relu``).
-# Writing ``nn.ReLU(h)`` or ``nn.Flatten(x)`` inside ``forward``, as some
-# study notes do, constructs a *new module* with the tensor as a constructor
-# argument instead of applying the layer, so such a model can never run.
+# The weights and biases of every layer, however deep, are leaves: the
+# module's ``__init__`` creates them and the optimizer updates them; no
+# operation computes them. Here is a small MLP for 4x4 one-channel images,
+# and a seeded batch of five such images.
 
 
 class MLP(nn.Module):
@@ -183,105 +151,93 @@ class MLP(nn.Module):
 
 
 model = MLP()
-images = torch.randn(5, 1, 4, 4)  # a seeded batch of five "images"
+images = torch.randn(5, 1, 4, 4)
 labels = torch.tensor([0, 2, 1, 1, 0])
-logits = model(images)
-print(logits.shape)
+print(model(images).shape)
+for name, p in model.named_parameters():
+    print(f"{name:10} is_leaf={p.is_leaf}  requires_grad={p.requires_grad}")
 
-assert logits.shape == (5, 3)
-
-# %%
-# The broken pattern fails on the first layer, because what reaches it is a
-# ``Flatten`` module, not a tensor:
-wrong = nn.Flatten(images)  # builds a module whose start_dim is the batch!
-print(type(wrong).__name__)
-try:
-    model.fc1(wrong)
-except TypeError as err:
-    message = str(err)
-    print(f"TypeError: {message}")
-else:
-    raise AssertionError("expected a TypeError")
-
-assert isinstance(wrong, nn.Module)
-assert "must be Tensor, not Flatten" in message
 # sphinx_gallery_start_ignore
-assert wrong.start_dim is images
-assert isinstance(nn.ReLU(images), nn.Module)  # nn.ReLU(h) builds a module too
+assert model(images).shape == (5, 3)
+assert all(p.is_leaf and p.requires_grad for p in model.parameters())
 # sphinx_gallery_end_ignore
 
 # %%
-# Every parameter is a leaf that requires grad:
-for name, p in model.named_parameters():
-    shape = str(tuple(p.shape))
-    print(
-        f"{name:10} shape={shape:8} is_leaf={p.is_leaf} requires_grad={p.requires_grad}"
-    )
+# Common mistake: calling a layer's class inside ``forward``
+# ----------------------------------------------------------
+# Checking ``model.fc1.weight.is_leaf`` never runs ``forward``, so it cannot
+# tell you whether the model works. This version writes ``nn.Flatten(x)`` and
+# ``nn.ReLU(...)`` in ``forward``. That *constructs a new module* with the
+# tensor as a constructor argument instead of applying the layer, so the
+# first ``Linear`` receives a ``Flatten`` module:
 
-assert all(p.is_leaf and p.requires_grad for p in model.parameters())
+
+class BrokenMLP(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(16, 8)
+        self.fc2 = nn.Linear(8, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = nn.Flatten(x)  # builds a module, flattens nothing
+        return self.fc2(nn.ReLU(self.fc1(x)))
+
+
+broken = BrokenMLP()
+print(all(p.is_leaf for p in broken.parameters()))
+with expect_error(TypeError, "must be Tensor, not Flatten"):
+    broken(images)
+
+# sphinx_gallery_start_ignore
+assert isinstance(nn.Flatten(images), nn.Module)
+assert isinstance(nn.ReLU(images), nn.Module)
+# sphinx_gallery_end_ignore
 
 # %%
-# After a backward pass, only the parameters get ``.grad``
-# --------------------------------------------------------
-# To look at the activations we run the same layers step by step, keeping the
-# intermediate tensors, and check that this matches ``model(images)``.
+# The fix is the ``MLP`` above: build the layers once in ``__init__`` and
+# *call* them in ``forward`` (or use the functions ``torch.flatten`` and
+# ``F.relu``).
+#
+# After ``backward()``, the parameters hold ``.grad``
+# ---------------------------------------------------
+# To look at the activations too, run the layers step by step and keep the
+# intermediate tensors:
 flat = model.flatten(images)
 hidden = model.relu(model.fc1(flat))
 logits = model.fc2(hidden)
 loss = F.cross_entropy(logits, labels)
 loss.backward()
-print(f"loss = {loss.item():.4f}")
-
-assert torch.equal(logits, model(images))
-
-# %%
-# The parameters now hold gradients of the loss. The activations ``hidden``
-# and ``logits`` are non-leaves, so their ``.grad`` stays ``None`` (reading it
-# raises a warning, which this cell records instead of showing; tutorial 02
-# looks at it). The
-# input batch and ``flat`` do not require grad: they are leaves, but no
-# gradient is computed for them at all.
 for name, p in model.named_parameters():
-    print(f"{name:10} .grad has shape {tuple(p.grad.shape)}")
+    print(f"{name:10} .grad shape {tuple(p.grad.shape)}")
+for name, t in {"images": images, "flat": flat, "hidden": hidden}.items():
+    print(f"{name:10} is_leaf={t.is_leaf!s:5}  requires_grad={t.requires_grad}")
 
-activations = {"images": images, "flat": flat, "hidden": hidden, "logits": logits}
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    grads = {name: t.grad for name, t in activations.items()}
-for name, t in activations.items():
-    flags = f"is_leaf={t.is_leaf!s:5} requires_grad={t.requires_grad!s:5}"
-    print(f"{name:10} {flags} .grad={grads[name]}")
-
-assert all(p.grad is not None and p.grad.shape == p.shape for p in model.parameters())
-assert all(g is None for g in grads.values())
-assert (flat.is_leaf, flat.requires_grad) == (True, False)
-assert (images.is_leaf, images.requires_grad) == (True, False)
-assert not any(t.is_leaf for t in (hidden, logits))
 # sphinx_gallery_start_ignore
-# Two warnings: one per non-leaf whose .grad was read.
-assert len(caught) == 2
-assert all(w.category is UserWarning for w in caught)
+assert torch.equal(logits, model(images))
+assert all(p.grad is not None and p.grad.shape == p.shape for p in model.parameters())
+assert [t.is_leaf for t in (images, flat, hidden, logits)] == [1, 1, 0, 0]
+with warnings.catch_warnings(record=True) as _caught:
+    warnings.simplefilter("always")
+    _grads = [t.grad for t in (images, flat, hidden, logits)]
+assert _grads == [None] * 4
+assert len(_caught) == 2  # reading .grad of the two non-leaves warns
 # sphinx_gallery_end_ignore
 
 # %%
-# The graph of this loss shows it directly. Each parameter enters the graph
-# through an ``AccumulateGrad`` node, the place where backward writes into its
-# ``.grad`` (the weights pass through a ``TBackward0`` first, because
-# ``nn.Linear`` multiplies by the transposed weight). Activations are inner
-# nodes, and the images do not appear at all, since nothing about them is
-# differentiated. :func:`autograd_notes.format_graph` prints the graph
-# as text:
+# ``hidden`` and ``logits`` are non-leaves, so their ``.grad`` stays
+# ``None``. ``images`` and ``flat`` are leaves, but they do not require grad,
+# so no gradient is computed for them at all. The graph of the loss shows
+# why: each parameter enters it through an ``AccumulateGrad`` node, the place
+# where backward adds into that parameter's ``.grad``, and the images do not
+# appear in it. (The weights pass through a ``TBackward0`` node because
+# ``nn.Linear`` multiplies by the transposed weight.)
+# :func:`~autograd_notes.format_graph` prints the graph as text:
 print(format_graph(loss, names=dict(model.named_parameters())))
 
 # sphinx_gallery_start_ignore
-_leaves = [n.variable for n in walk_graph(loss) if type(n).__name__ == "AccumulateGrad"]
-assert len(_leaves) == 4
-assert {id(t) for t in _leaves} == {id(p) for p in model.parameters()}
-assert all(
-    not n.next_functions
-    for n in walk_graph(loss)
-    if type(n).__name__ == "AccumulateGrad"
-)
+_acc = [n.variable for n in walk_graph(loss) if type(n).__name__ == "AccumulateGrad"]
+assert {id(t) for t in _acc} == {id(p) for p in model.parameters()}
+assert len(_acc) == 4
 _t_nodes = [n for n in walk_graph(loss) if type(n).__name__ == "TBackward0"]
 assert {id(n.next_functions[0][0].variable) for n in _t_nodes} == {
     id(model.fc1.weight),
@@ -290,46 +246,67 @@ assert {id(n.next_functions[0][0].variable) for n in _t_nodes} == {
 # sphinx_gallery_end_ignore
 
 # %%
-# and :func:`autograd_notes.draw_graph` draws it:
-try:
-    fig = draw_graph(loss, names=dict(model.named_parameters()))
-except ImportError as err:  # matplotlib and networkx are optional extras
-    print(err)
-
-# %%
 # What about ``torch.autograd.Variable``?
 # ---------------------------------------
-# Old code (and many notes) wrap tensors in ``Variable`` to make them
-# differentiable. Tensors have long done that themselves: ``Variable``
-# is deprecated and survives only as a wrapper that returns a plain tensor.
-# It does not even warn:
+# Older code wraps tensors in ``Variable`` to make them differentiable.
+# Tensors do that themselves now: ``Variable`` is
+# deprecated and survives only as a call that returns a plain tensor (it does
+# not even warn). Write ``torch.ones(3, requires_grad=True)`` instead.
 from torch.autograd import Variable
 
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    v = Variable(torch.ones(3), requires_grad=True)
-print("warnings:", [f"{w.category.__name__}: {w.message}" for w in caught])
-print(type(v), v.is_leaf, v.requires_grad)
+v = Variable(torch.ones(3), requires_grad=True)
+print(type(v).__name__, v.is_leaf, v.requires_grad)
 
-assert type(v) is torch.Tensor
-assert v.is_leaf
-assert v.requires_grad
-assert caught == []
+# sphinx_gallery_start_ignore
+with warnings.catch_warnings(record=True) as _caught:
+    warnings.simplefilter("always")
+    _v = Variable(torch.ones(3), requires_grad=True)
+assert _caught == []
+assert (type(v), v.is_leaf, v.requires_grad) == (torch.Tensor, True, True)
+# sphinx_gallery_end_ignore
 
 # %%
-# Write ``torch.ones(3, requires_grad=True)`` instead.
+# Exercises
+# ---------
 #
-# Summary
-# -------
-# * A tensor is a leaf exactly when ``grad_fn is None``: it was created
-#   directly, or it does not require grad.
-# * Results of operations on tensors that require grad, including indexing,
-#   slices, views and transposes, are not leaves.
-# * ``requires_grad_`` changes the flag of leaves only, and the flag covers
-#   the whole tensor: you cannot switch it off for part of a tensor.
-# * Module parameters are leaves; after ``backward()`` they hold ``.grad``,
-#   the activations do not.
+# **1. Predict.** With ``a = torch.randn(3)`` and
+# ``p = torch.randn(3, requires_grad=True)``, which of ``a * 2``, ``p + a``,
+# ``(p + a)[0]`` and ``a * p.sum().item()`` are leaves?
 #
-# Next: :ref:`sphx_glr_tutorials_02_grad_fn_and_the_graph.py` looks at the
-# ``grad_fn`` nodes that connect all of these tensors. See also the
-# :doc:`/explanations/glossary`.
+# **Solution**
+
+# %%
+a = torch.randn(3)
+p = torch.randn(3, requires_grad=True)
+candidates = {"a * 2": a * 2, "p + a": p + a, "(p + a)[0]": (p + a)[0]}
+candidates["a * p.sum().item()"] = a * p.sum().item()
+print({expr: t.is_leaf for expr, t in candidates.items()})
+# .item() returns a Python float: no tensor that requires grad reaches the *
+
+# sphinx_gallery_start_ignore
+assert [t.is_leaf for t in candidates.values()] == [True, False, False, True]
+# sphinx_gallery_end_ignore
+
+# %%
+# **2. Write.** Freeze the whole first layer of ``model`` (weight and bias),
+# compute the loss again and check that its parameters get no ``.grad`` while
+# ``fc2``'s still do. Hint: a module has a ``requires_grad_`` method too.
+#
+# **Solution**
+
+# %%
+model.zero_grad()
+model.fc1.requires_grad_(False)  # both fc1 parameters are leaves: allowed
+F.cross_entropy(model(images), labels).backward()
+print({name: p.grad is not None for name, p in model.named_parameters()})
+
+# sphinx_gallery_start_ignore
+assert [p.grad is None for p in model.parameters()] == [True, True, False, False]
+# sphinx_gallery_end_ignore
+
+# %%
+# What next
+# ---------
+# :ref:`sphx_glr_tutorials_02_grad_fn_and_the_graph.py` looks at the
+# ``grad_fn`` nodes that connect these tensors, and at where gradients end
+# up. See also the :doc:`/explanations/glossary`.
