@@ -86,8 +86,15 @@ import torch  # noqa: E402
 # now, in the Sphinx process, instead of inside the first executed page where
 # its one-time message on stderr would fail the build.
 
+_noxfile = (ROOT / "noxfile.py").read_text()
+# The verified versions are the ones `nox -s compat` runs (noxfile's TORCH_RANGE).
+_verified = _noxfile.split("TORCH_RANGE = (", 1)[1].split(")", 1)[0]
 myst_substitutions = {
     "torch_version": torch.__version__,
+    "torch_range": next(d for d in _project["dependencies"] if d.startswith("torch"))
+    .removeprefix("torch")
+    .replace(">=", "≥ "),
+    "torch_verified": " and ".join(v.strip(' "') for v in _verified.split(",")),
     "package_version": autograd_notes.__version__,
 }
 myst_heading_anchors = 3
@@ -161,6 +168,8 @@ html_theme_options = {
     "home_page_in_toc": True,
     "show_toc_level": 2,
     "navigation_with_keys": False,
+    # One search box per page: the sidebar's. The header's copy goes.
+    "navbar_persistent": [],
 }
 html_theme_options["extra_footer"] = (
     f"<p>Every output on this site was produced by torch {torch.__version__} "
