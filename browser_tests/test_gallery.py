@@ -34,3 +34,50 @@ def test_example_page(context: BrowserContext, base_url: str, example_path: str)
     assert outputs.first.inner_text().strip(), "the first output block is empty"
     assert webcheck.download_problems(page, expected=(".py", ".ipynb")) == []
     assert visit.problems() == []
+
+
+def test_example_ends_with_collapsed_solutions(
+    context: BrowserContext, base_url: str, example_path: str
+):
+    """Every tutorial has exercises; each solution starts closed, opens on click."""
+    page, visit = webcheck.open_page(context, urljoin(base_url, example_path))
+    solutions = page.locator("details.solution")
+    count = solutions.count()
+    assert 2 <= count <= 4, f"{count} exercise solutions, expected 2 to 4"
+    for i in range(count):
+        solution = solutions.nth(i)
+        code = solution.locator("div.highlight-Python, div.highlight-python").first
+        assert solution.get_attribute("open") is None, f"solution {i + 1} starts open"
+        assert not code.is_visible(), f"solution {i + 1}'s code shows while closed"
+        solution.locator("summary").click()
+        assert solution.get_attribute("open") is not None
+        assert code.is_visible(), f"solution {i + 1}'s code stays hidden after a click"
+    # The keyboard opens them too: focus the summary, press Enter.
+    first = solutions.first
+    first.locator("summary").click()  # close it again
+    assert first.get_attribute("open") is None
+    first.locator("summary").focus()
+    page.keyboard.press("Enter")
+    assert first.get_attribute("open") is not None
+    assert visit.problems() == []
+
+
+def test_edit_and_source_links_name_files_in_the_repository(
+    site: Path, repo_root: Path, page_path: str
+):
+    """ "Edit" and "view source" of every page lead to a file that exists."""
+    markup = (site / page_path).read_text(encoding="utf-8")
+    links = webcheck.repository_links(markup)
+    for path in links:
+        assert (repo_root / path).is_file(), f"{page_path} links to missing {path}"
+    if page_path.startswith("tutorials/") and page_path != "tutorials/index.html":
+        script = f"gallery/{Path(page_path).stem}.py"
+        assert script in links, f"{page_path} does not link to {script}: {links}"
+
+
+def test_one_search_box_per_page(context: BrowserContext, base_url: str):
+    page, visit = webcheck.open_page(context, urljoin(base_url, "index.html"))
+    fields = page.locator(".search-button-field")
+    visible = [i for i in range(fields.count()) if fields.nth(i).is_visible()]
+    assert len(visible) == 1, f"{len(visible)} search boxes visible"
+    assert visit.problems() == []

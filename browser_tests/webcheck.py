@@ -598,3 +598,13 @@ def copied_text(page: Page, block: Locator) -> str:
     )
     text: str = page.evaluate("() => navigator.clipboard.readText()")
     return text
+
+
+REPOSITORY_LINK = re.compile(
+    r'href="https://github\.com/[^/"]+/[^/"]+/(?:edit|blob)/[^/"]+/([^"?#]+)'
+)
+
+
+def repository_links(markup: str) -> set[str]:
+    """Repository paths that a page's "edit" and "view source" buttons name."""
+    return set(REPOSITORY_LINK.findall(markup))
