@@ -50,6 +50,28 @@ def invalidate(app: Sphinx, config: Config) -> None:
     stamp.write_text(current)
 
 
+def prune_removed(app: Sphinx, config: Config) -> None:
+    """Delete generated pages of gallery scripts that were renamed or removed.
+
+    sphinx-gallery never deletes what it generated, so a renamed script would
+    otherwise leave its old page in the site.
+    """
+    srcdir = Path(app.srcdir)
+    conf = config.sphinx_gallery_conf
+    for examples, gallery in zip(conf["examples_dirs"], conf["gallery_dirs"]):
+        scripts = {p.stem for p in (srcdir / examples).glob("*.py")}
+        out = srcdir / gallery
+        for page in sorted(out.glob("[0-9][0-9]_*.rst")):
+            if page.stem in scripts:
+                continue
+            logger.info("freshness: removing %s (its script is gone)", page.name)
+            for path in out.glob(f"{page.stem}.*"):
+                path.unlink()
+            for path in (out / "images").rglob(f"sphx_glr_{page.stem}_*"):
+                path.unlink()
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", invalidate, priority=100)
+    app.connect("config-inited", prune_removed, priority=101)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
