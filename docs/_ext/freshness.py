@@ -58,7 +58,9 @@ def prune_removed(app: Sphinx, config: Config) -> None:
     """
     srcdir = Path(app.srcdir)
     conf = config.sphinx_gallery_conf
-    for examples, gallery in zip(conf["examples_dirs"], conf["gallery_dirs"]):
+    for examples, gallery in zip(
+        conf["examples_dirs"], conf["gallery_dirs"], strict=True
+    ):
         scripts = {p.stem for p in (srcdir / examples).glob("*.py")}
         out = srcdir / gallery
         for page in sorted(out.glob("[0-9][0-9]_*.rst")):
