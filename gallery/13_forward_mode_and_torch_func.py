@@ -1,0 +1,336 @@
+"""
+When is forward mode better, and what is ``torch.func``?
+========================================================
+
+``backward()`` is *reverse mode*: one pass gives the derivative of one output
+with respect to every input. Forward mode is the mirror image: one pass gives
+the derivative of every output along one input direction. This tutorial
+counts the passes each mode needs for a tall and a wide Jacobian, and
+introduces ``torch.func``, which differentiates *functions* rather than
+tensors, with per-sample gradients as the example.
+"""
+
+# %%
+# Forward mode: a tangent travels with the value
+# ----------------------------------------------
+# In forward mode every tensor carries a second tensor, its *tangent*: the
+# derivative of the value along a direction :math:`v` you choose. Such a pair
+# is a *dual tensor*. ``torch.autograd.forward_ad.make_dual`` builds one,
+# every operation updates value and tangent together, and ``unpack_dual``
+# reads them out. After one forward pass the tangent of the output is the
+# Jacobian-vector product :math:`Jv`; no graph is stored and nothing runs
+# backwards. Our example maps 3 inputs to 100 outputs:
+import torch
+import torch.autograd.forward_ad as fwAD
+from torch import nn
+from torch.func import functional_call, grad, jacfwd, jacrev, jvp, vmap
+
+from autograd_notes import expect_error
+
+_ = torch.manual_seed(0)
+
+# sphinx_gallery_start_ignore
+# On first use, forward mode loads decompositions with the deprecated
+# torch.jit.script (torch 2.13); load them now, so that its one-time
+# DeprecationWarning does not stop a run under -W error.
+import warnings
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import torch._decomp.decompositions_for_jvp
+# sphinx_gallery_end_ignore
+A = torch.randn(100, 3)
+calls = 0
+
+
+def tall(x):
+    """3 inputs, 100 outputs; counts how often it runs."""
+    global calls
+    calls += 1
+    return torch.tanh(A @ x)
+
+
+x = torch.tensor([0.5, -1.0, 2.0])
+v = torch.tensor([1.0, 0.0, 0.0])  # the direction: the first input
+with fwAD.dual_level():
+    y = tall(fwAD.make_dual(x, v))
+    value, tangent = fwAD.unpack_dual(y)
+print("tangent (first 4 of 100):", tangent[:4])
+
+J = torch.autograd.functional.jacobian(tall, x)
+print(
+    "Jacobian shape:",
+    tuple(J.shape),
+    " tangent == J @ v:",
+    torch.allclose(tangent, J @ v),
+)
+
+# sphinx_gallery_start_ignore
+assert torch.allclose(tangent, J @ v)
+assert torch.allclose(value, torch.tanh(A @ x))
+assert not y.requires_grad  # no graph was recorded
+# sphinx_gallery_end_ignore
+
+# %%
+# ``torch.func.jvp`` does the same in one call: it takes the function, the
+# point and the direction, and returns the value and :math:`Jv`.
+value, jv = jvp(tall, (x,), (v,))
+print("torch.func.jvp gives the same:", torch.allclose(jv, tangent))
+
+# sphinx_gallery_start_ignore
+assert torch.allclose(jv, tangent)
+# sphinx_gallery_end_ignore
+
+# %%
+# Counting passes for a whole Jacobian
+# ------------------------------------
+# A forward pass with tangent :math:`e_j` (the :math:`j`-th unit vector) gives
+# column :math:`j` of :math:`J`; a backward pass with ``grad_outputs``
+# :math:`e_i` gives row :math:`i` (a vector-Jacobian product, see
+# :ref:`sphx_glr_tutorials_05_backward_of_non_scalars.py`). So an
+# :math:`m \times n` Jacobian costs :math:`n` forward-mode passes or
+# :math:`m` backward passes. The function below builds :math:`J` both ways
+# and counts the passes: forward passes by counting calls of ``f``, backward
+# passes with a hook on the output, which fires once per backward pass
+# (hooks: :ref:`sphx_glr_tutorials_10_hooks.py`).
+
+
+def jacobian_both_ways(f, x):
+    forward_passes = backward_passes = 0
+
+    def counted_f(x):
+        nonlocal forward_passes
+        forward_passes += 1
+        return f(x)
+
+    def count(grad):
+        nonlocal backward_passes
+        backward_passes += 1
+
+    columns = [jvp(counted_f, (x,), (e,))[1] for e in torch.eye(x.numel())]
+    x = x.detach().requires_grad_()
+    y = f(x)
+
+    y.register_hook(count)
+    rows = [
+        torch.autograd.grad(y, x, e, retain_graph=True)[0] for e in torch.eye(y.numel())
+    ]
+    return (
+        torch.stack(columns, dim=1),
+        forward_passes,
+        torch.stack(rows),
+        backward_passes,
+    )
+
+
+B = torch.randn(3, 100)
+
+
+def wide(x):
+    """100 inputs, 3 outputs."""
+    return torch.tanh(B @ x)
+
+
+for name, f, point in [("tall", tall, x), ("wide", wide, torch.randn(100))]:
+    J_fwd, n_fwd, J_rev, n_rev = jacobian_both_ways(f, point)
+    J = torch.autograd.functional.jacobian(f, point)
+    same = torch.allclose(J_fwd, J) and torch.allclose(J_rev, J)
+    print(f"{name} {tuple(J.shape)}: {n_fwd:3} forward-mode passes,", end=" ")
+    print(f"{n_rev:3} backward passes, both match: {same}")
+    # sphinx_gallery_start_ignore
+    assert same
+    assert (n_fwd, n_rev) == (J.shape[1], J.shape[0])
+    # sphinx_gallery_end_ignore
+
+# %%
+# Forward mode wins for a *tall* Jacobian (few inputs, many outputs),
+# reverse mode for a *wide* one (many inputs, few outputs). Training is the
+# extreme wide case: a scalar loss of millions of parameters needs one
+# backward pass, and forward mode would need millions of passes.
+#
+# ``torch.func.jacfwd`` and ``torch.func.jacrev`` build the Jacobian column by
+# column and row by row in exactly this way, but they hand all the unit
+# vectors to ``vmap`` (see below), which runs them as one batched
+# computation: ``f`` itself runs only once. The number of products is the
+# same, each is just a slice of one larger tensor operation.
+for name, transform in [("jacfwd", jacfwd), ("jacrev", jacrev)]:
+    calls = 0
+    J_func = transform(tall)(x)
+    ran = calls
+    matches = torch.allclose(J_func, torch.autograd.functional.jacobian(tall, x))
+    print(f"{name}: f ran {ran} time(s), Jacobian matches: {matches}")
+    # sphinx_gallery_start_ignore
+    assert ran == 1
+    assert matches
+    # sphinx_gallery_end_ignore
+
+# %%
+# ``torch.func``: transform functions, not tensors
+# ------------------------------------------------
+# Everything so far in this series worked on *tensors that carry a graph*:
+# a result remembers how it was made, and ``backward()`` walks that record.
+# ``torch.func`` works on *functions*: ``grad(f)`` is a new Python function
+# that returns the gradient of ``f``, and ``vmap(f)`` is a new function that
+# maps ``f`` over a batch dimension. The results are ordinary tensors with no
+# ``grad_fn``, and transforms compose: ``vmap(grad(f))`` is a batch of
+# gradients, ``jacfwd(jacrev(f))`` a Hessian.
+
+
+def f(x):
+    return (x.sin() * x).sum()
+
+
+df = grad(f)
+print("grad(f) is a", type(df).__name__, "; df(x) =", df(x))
+print("df(x).grad_fn:", df(x).grad_fn)
+
+# sphinx_gallery_start_ignore
+assert callable(df)
+assert torch.allclose(df(x), x.cos() * x + x.sin())
+assert df(x).grad_fn is None
+assert torch.allclose(jacfwd(jacrev(f))(x), torch.autograd.functional.hessian(f, x))
+# sphinx_gallery_end_ignore
+
+# %%
+# Because the transform differentiates for you, the tensor-style tools do
+# not belong inside it; ``backward()`` there is an error:
+
+
+def loss_with_backward(x):
+    loss = f(x)
+    loss.backward()
+    return loss
+
+
+with expect_error(RuntimeError, "backward\\(\\) called inside a functorch transform"):
+    grad(loss_with_backward)(x)
+
+# %%
+# Per-sample gradients
+# --------------------
+# A batch's ``loss.backward()`` gives the gradient of the *mean* loss;
+# per-sample gradients (for differential privacy or data attribution) need
+# one gradient per example. With tensors that means one backward per sample.
+# With ``torch.func`` you write the loss of *one* sample as a function of the
+# parameters, take ``grad`` of it, and ``vmap`` it over the batch.
+# ``functional_call(model, params, args)`` runs a module with the parameters
+# you pass instead of its own:
+model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+inputs, targets = torch.randn(16, 4), torch.randn(16, 1)
+params = {name: p.detach() for name, p in model.named_parameters()}
+
+
+def sample_loss(params, x, y):
+    prediction = functional_call(model, params, (x.unsqueeze(0),))
+    return nn.functional.mse_loss(prediction, y.unsqueeze(0))
+
+
+# in_dims: the same params for all, batch dimension 0 of inputs and targets
+per_sample = vmap(grad(sample_loss), in_dims=(None, 0, 0))(params, inputs, targets)
+for name, g in per_sample.items():
+    shapes = f"{tuple(params[name].shape)!s:7} -> gradients {tuple(g.shape)}"
+    print(f"{name:9} parameter {shapes}")
+
+# %%
+# The same numbers with a Python loop, one backward per sample:
+loop = {name: [] for name in params}
+for i in range(len(inputs)):
+    model.zero_grad()
+    nn.functional.mse_loss(model(inputs[i : i + 1]), targets[i : i + 1]).backward()
+    for name, p in model.named_parameters():
+        loop[name].append(p.grad.clone())
+agree = all(
+    torch.allclose(per_sample[n], torch.stack(loop[n]), atol=1e-6) for n in params
+)
+print("vmap(grad) matches the loop:", agree)
+
+# sphinx_gallery_start_ignore
+assert agree
+# sphinx_gallery_end_ignore
+
+# %%
+# Common mistake: differentiating with respect to the wrong argument
+# ------------------------------------------------------------------
+# ``grad`` differentiates with respect to the *first argument* of the
+# function. A loss that uses ``model`` directly, instead of parameters it
+# receives, treats the weights as constants. Nothing fails; you get the
+# gradient with respect to the first argument, the input:
+
+
+def loss_of_input(x, y):
+    return nn.functional.mse_loss(model(x.unsqueeze(0)), y.unsqueeze(0))
+
+
+wrong = vmap(grad(loss_of_input))(inputs, targets)
+print("shape:", tuple(wrong.shape), "= one gradient per input feature, not per weight")
+
+# sphinx_gallery_start_ignore
+assert wrong.shape == inputs.shape
+_x0 = inputs[0].clone().requires_grad_()
+assert torch.allclose(
+    wrong[0], torch.autograd.grad(loss_of_input(_x0, targets[0]), _x0)[0]
+)
+# sphinx_gallery_end_ignore
+
+# %%
+# The fix is the pattern above: pass the parameters as the first argument
+# and run the model with ``functional_call``. (``grad(f, argnums=1)`` picks
+# another argument when you need one.)
+#
+# Exercises
+# ---------
+#
+# **1. Predict.** A loss maps 50 parameters to one number. How many
+# forward-mode passes and how many backward passes does its full gradient
+# take? Check with ``jacobian_both_ways``.
+#
+# **Solution**
+
+# %%
+weights = torch.randn(50)
+_, n_fwd, _, n_rev = jacobian_both_ways(
+    lambda w: (w.tanh() ** 2).sum().reshape(1), weights
+)
+print(f"forward mode: {n_fwd} passes, reverse mode: {n_rev} pass")  # 50 and 1
+# sphinx_gallery_start_ignore
+assert (n_fwd, n_rev) == (50, 1)
+# sphinx_gallery_end_ignore
+
+# %%
+# **2. Write.** With ``make_dual``, compute the derivative of
+# :math:`g(x) = \sum_i x_i^2` at ``x`` along ``u = [1, 1, 1]``. It should
+# be :math:`2 \sum_i x_i`.
+#
+# **Solution**
+
+# %%
+u = torch.ones(3)
+with fwAD.dual_level():
+    directional = fwAD.unpack_dual((fwAD.make_dual(x, u) ** 2).sum()).tangent
+print(f"{directional.item():.1f} = 2 * {x.sum().item():.1f}")
+# sphinx_gallery_start_ignore
+assert torch.allclose(directional, 2 * x.sum())
+# sphinx_gallery_end_ignore
+
+# %%
+# **3. Write.** A Hessian-vector product :math:`Hv` is the forward-mode
+# derivative of the gradient along :math:`v`. Compute it for ``f`` above at
+# ``x`` along ``u`` with ``jvp`` and ``grad``, and compare with
+# ``torch.autograd.functional.hvp``.
+#
+# **Solution**
+
+# %%
+_, hv = jvp(grad(f), (x,), (u,))
+print(hv, torch.allclose(hv, torch.autograd.functional.hvp(f, x, u)[1]))
+# sphinx_gallery_start_ignore
+assert torch.allclose(hv, torch.autograd.functional.hvp(f, x, u)[1])
+assert torch.allclose(hv, torch.autograd.functional.hessian(f, x) @ u)
+# sphinx_gallery_end_ignore
+
+# %%
+# What next
+# ---------
+# :ref:`sphx_glr_tutorials_14_memory_and_checkpointing.py` looks at the
+# memory a reverse-mode graph holds between forward and backward, and how to
+# trade it for compute.
