@@ -294,15 +294,11 @@ assert all(train(make, 0, fix=True).frozen for make in OPTIMIZERS.values())
 #
 # **Solution**
 
-
 # %%
-def mixed_loss(y):
-    return (3 * y).sum() - y.mean()
-
-
-print(masks_agree(W, mixed_loss))  # True: the loss is linear in y
+agree = masks_agree(W, lambda y: (3 * y).sum() - y.mean())
+print(agree)  # True: the loss is linear in y, so dL/dy is the same for any y
 # sphinx_gallery_start_ignore
-assert masks_agree(W, mixed_loss)
+assert agree
 # sphinx_gallery_end_ignore
 
 # %%
