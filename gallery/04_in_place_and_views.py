@@ -26,8 +26,7 @@ with expect_error(RuntimeError, "a view of a leaf Variable that requires grad"):
     w[0] = 0.0
 
 # sphinx_gallery_start_ignore
-assert torch.equal(w, torch.tensor([1.0, 2.0, 3.0]))  # nothing was changed
-assert w._version == 0
+assert (w.tolist(), w._version) == ([1.0, 2.0, 3.0], 0)  # nothing was changed
 # sphinx_gallery_end_ignore
 
 # %%
@@ -295,22 +294,6 @@ print(p.grad, type(q.grad_fn).__name__)
 # sphinx_gallery_start_ignore
 assert torch.equal(p.grad, torch.tensor([0.0, 3.0, 3.0]))
 assert type(q.grad_fn).__name__ == "CopySlices"
-# sphinx_gallery_end_ignore
-
-# %%
-# **3. Predict.** ``y = x.exp()`` and then ``y.data.zero_()``. What does
-# ``y.sum().backward()`` put into ``x.grad``, and does anything warn you?
-#
-# **Solution**
-
-# %%
-x = torch.tensor([0.0, 1.0, 2.0], requires_grad=True)
-y = x.exp()
-y.data.zero_()
-y.sum().backward()
-print(x.grad)  # zeros, silently: backward used the overwritten output
-# sphinx_gallery_start_ignore
-assert torch.equal(x.grad, torch.zeros(3))
 # sphinx_gallery_end_ignore
 
 # %%
