@@ -5,8 +5,7 @@ How do I backpropagate several losses that share part of the graph?
 A model with several heads computes several losses from one shared trunk.
 After this tutorial you can say why a second ``backward()`` through the
 trunk fails and what ``retain_graph=True`` changes, train on all the losses
-with a single ``backward()``, and get each loss's own gradient when you need
-it.
+with one ``backward()``, and get each loss's own gradient.
 """
 
 # %%
@@ -41,7 +40,6 @@ print(format_graph(d + e, names=names))
 
 # sphinx_gallery_start_ignore
 assert d.grad_fn.next_functions[0][0] is e.grad_fn.next_functions[0][0]
-assert "-> [2] MulBackward0 (see above)" in format_graph(d + e, names=names)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -63,8 +61,7 @@ with expect_error(RuntimeError, "backward through the graph a second time"):
 print(format_graph(e, names=names, show_saved=True))
 
 # sphinx_gallery_start_ignore
-_text = format_graph(e, names=names, show_saved=True)
-assert _text.count("<freed by backward>") == 2
+assert format_graph(e, show_saved=True).count("<freed by backward>") == 2
 # sphinx_gallery_end_ignore
 
 # %%
@@ -135,12 +132,9 @@ losses = head_losses()
 for loss in losses[:-1]:
     loss.backward(retain_graph=True)
 losses[-1].backward()
-print("one backward per loss:  ", len(trunk_backward_runs), "trunk backward passes")
+passes_per_loss = len(trunk_backward_runs)
+print("one backward per loss:  ", passes_per_loss, "trunk backward passes")
 grads_per_loss = [p.grad.clone() for p in params]
-
-# sphinx_gallery_start_ignore
-assert len(trunk_backward_runs) == len(heads) == 4
-# sphinx_gallery_end_ignore
 
 # %%
 # Now one ``backward()`` of the sum, from fresh gradients:
@@ -151,6 +145,7 @@ sum(head_losses()).backward()
 print("one backward of the sum:", len(trunk_backward_runs), "trunk backward pass")
 
 # sphinx_gallery_start_ignore
+assert passes_per_loss == len(heads) == 4
 assert len(trunk_backward_runs) == 1
 for _g_each, _p in zip(grads_per_loss, params, strict=True):
     assert torch.allclose(_g_each, _p.grad, atol=1e-6)
@@ -204,21 +199,8 @@ for _j, _g_sum in enumerate(_total):  # the per-loss gradients add up to the sum
 
 # %%
 # The per-loss gradients add up to the gradient of the sum, and ``.grad``
-# stays untouched. Ask only for tensors the loss depends on: loss 0 never
-# used head 1, so asking for head 1's parameters is an error, unless you pass
-# ``allow_unused=True`` and accept ``None`` for them.
-head_1 = list(heads[1].parameters())
-with expect_error(RuntimeError, "appears to not have been used in the graph"):
-    torch.autograd.grad(losses[0], head_1, retain_graph=True)
-unused = torch.autograd.grad(losses[0], head_1, allow_unused=True)
-print(unused)
-
-# sphinx_gallery_start_ignore
-assert unused == (None, None)
-# sphinx_gallery_end_ignore
-
-# %%
-# The how-to :doc:`/how-to/per-loss-gradients` has the full recipe.
+# stays untouched. The how-to :doc:`/how-to/per-loss-gradients` has the full
+# recipe, including losses that do not reach every parameter.
 #
 # When a second ``backward()`` happens to work
 # --------------------------------------------
@@ -236,14 +218,12 @@ print("after two backward calls:", a.grad)
 
 # sphinx_gallery_start_ignore
 assert torch.equal(a.grad, torch.full((1, 4), 2.0))
-assert [n for n in dir(s.grad_fn.next_functions[0][0]) if "_saved_" in n] == [
-    "_saved_alpha"
-]
+assert "_saved_alpha: 1" in format_graph(s, show_saved=True)
 # sphinx_gallery_end_ignore
 
 # %%
 # Do not rely on it. What a node saves is an implementation detail, not the
-# maths: ``a * 2`` computes the same as ``a + a``, but ``MulBackward0`` keeps
+# maths: ``a * 2`` looks as harmless as ``a + 1``, but ``MulBackward0`` keeps
 # the factor ``2`` as a tensor, and the second call fails.
 s = (a * 2).sum()
 s.backward()
@@ -251,12 +231,8 @@ with expect_error(RuntimeError, "backward through the graph a second time"):
     s.backward()
 
 # sphinx_gallery_start_ignore
-_factor = (a * 2).grad_fn._saved_other
-assert isinstance(_factor, torch.Tensor)
-assert _factor.item() == 2
-_s = (a + a).sum()
-_s.backward()
-_s.backward()  # a + a survives, a * 2 does not
+_saved = format_graph(a * 2, show_saved=True)  # a fresh graph, nothing freed
+assert "_saved_other: tensor of shape (), int64, value 2" in _saved
 # sphinx_gallery_end_ignore
 
 # %%
@@ -320,5 +296,5 @@ assert len(trunk_backward_runs) == 2
 # What next
 # ---------
 # :ref:`sphx_glr_tutorials_07_training_part_of_a_weight.py` trains only some
-# entries of a weight. The glossary separates two easily confused names:
-# :ref:`retain_graph vs retain_grad <glossary-retain-graph-vs-retain-grad>`.
+# entries of a weight. The glossary tells :ref:`retain_graph from retain_grad
+# <glossary-retain-graph-vs-retain-grad>`.
