@@ -1,0 +1,322 @@
+"""
+What does backward keep alive, and how do I trade compute for memory?
+======================================================================
+
+Between the forward pass and ``backward()``, the graph holds on to the
+tensors its backward formulas need. That memory, not the parameters, is what
+usually runs out when a model grows. This tutorial measures what each
+operation saves, shows a common way to keep graphs alive by accident, and
+uses activation checkpointing to save less at the price of running parts of
+the forward pass twice.
+"""
+
+# %%
+# Each operation saves what its derivative needs
+# ----------------------------------------------
+# The derivative of :math:`a \cdot b` with respect to :math:`a` is :math:`b`,
+# that of :math:`e^a` is :math:`e^a` itself, that of :math:`a + b` is 1.
+# So ``a * b`` must keep both inputs, ``a.exp()`` its output, and ``a + b``
+# nothing. Inside ``torch.autograd.graph.saved_tensors_hooks(pack, unpack)``
+# every tensor a node saves passes through ``pack``; a ``pack`` that only
+# records the tensor lets us list what is saved, and how many bytes:
+import torch
+from torch import nn
+from torch.autograd.graph import save_on_cpu, saved_tensors_hooks
+from torch.utils.checkpoint import checkpoint
+
+from autograd_notes import expect_error, walk_graph
+
+_ = torch.manual_seed(0)
+
+
+def saved_by(compute):
+    """Run ``compute()`` and return its result and the tensors it saved."""
+    saved = []
+
+    def pack(t):
+        saved.append(t)
+        return t  # keep the tensor itself: only watch
+
+    with saved_tensors_hooks(pack, lambda t: t):
+        result = compute()
+    return result, saved
+
+
+a = torch.randn(1000, requires_grad=True)
+b = torch.randn(1000, requires_grad=True)
+cases = {
+    "a + b": lambda: a + b,
+    "a * b": lambda: a * b,
+    "a.exp()": lambda: a.exp(),
+    "a.sin()": lambda: a.sin(),
+    "a.relu()": lambda: a.relu(),
+    "a.sum()": lambda: a.sum(),
+    "a.mean()": lambda: a.mean(),
+}
+for name, compute in cases.items():
+    out, saved = saved_by(compute)
+    what = [("a" if t is a else "b" if t is b else "output") for t in saved]
+    nbytes = sum(t.nbytes for t in saved)
+    print(f"{name:9} saves {', '.join(what) or 'nothing':13} {nbytes:5} bytes")
+    # sphinx_gallery_start_ignore
+    _expected = {
+        "a + b": [],
+        "a * b": ["b", "a"],
+        "a.exp()": ["output"],
+        "a.sin()": ["a"],
+        "a.relu()": ["output"],
+        "a.sum()": [],
+        "a.mean()": [],
+    }
+    assert what == _expected[name], (name, what)
+    assert all(t is out for t in saved if not (t is a or t is b))
+    # sphinx_gallery_end_ignore
+
+# %%
+# ``sin`` needs its input (:math:`\cos a`), ``relu`` only its output (where
+# it is positive), and the reductions ``sum`` and ``mean`` only the input's
+# shape. A saved input or output is the same tensor, not a copy: saving
+# costs memory only because it keeps a tensor alive that could otherwise be
+# freed. The nodes expose what they saved as ``_saved_*`` attributes, and
+# ``backward()`` frees it as soon as it has been used:
+prod = a * b
+print("prod.grad_fn._saved_self is a:", prod.grad_fn._saved_self is a)
+# sphinx_gallery_start_ignore
+assert prod.grad_fn._saved_other is b
+# sphinx_gallery_end_ignore
+prod.sum().backward()
+with expect_error(RuntimeError, "backward through the graph a second time"):
+    prod.grad_fn._saved_self
+
+# %%
+# Common mistake: a running total that keeps every graph
+# -------------------------------------------------------
+# A graph, with its saved tensors, lives as long as some tensor refers to
+# it. An evaluation loop that forgets ``torch.no_grad()`` and adds each
+# batch's loss to a total builds one graph per batch, and ``total`` refers
+# to all of them: memory grows with the number of batches.
+model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
+batches = [(torch.randn(16, 32), torch.randn(16, 1)) for _ in range(10)]
+
+total = 0.0
+for inputs, targets in batches:
+    total = total + nn.functional.mse_loss(model(inputs), targets)
+print(f"total is a tensor with {len(walk_graph(total))} graph nodes behind it")
+
+# sphinx_gallery_start_ignore
+_relus = [n for n in walk_graph(total) if n.name() == "ReluBackward0"]
+assert len(_relus) == len(batches)  # one graph per batch
+assert all(n._saved_result.shape == (16, 64) for n in _relus)  # activations held
+# sphinx_gallery_end_ignore
+
+# %%
+# The fix: no graph at all where no gradient is needed, and a Python number
+# for the log:
+total = 0.0
+with torch.no_grad():
+    for inputs, targets in batches:
+        total += nn.functional.mse_loss(model(inputs), targets).item()
+print(f"total = {total:.4f}, a {type(total).__name__}")
+
+# sphinx_gallery_start_ignore
+assert isinstance(total, float)
+# sphinx_gallery_end_ignore
+
+# %%
+# Checkpointing: save less, compute twice
+# ---------------------------------------
+# A stack of four MLP blocks, each ``Linear(256, 1024) -> ReLU ->
+# Linear(1024, 256)``, on a batch of 64. Each block counts how often its
+# forward runs. We measure the *activations* kept from forward to backward:
+# the saved tensors other than the parameters, which live anyway.
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 256))
+        self.runs = 0
+
+    def forward(self, h):
+        self.runs += 1
+        return self.mlp(h)
+
+
+blocks = nn.Sequential(*[Block() for _ in range(4)])
+x = torch.randn(64, 256)
+parameters = {p.data_ptr() for p in blocks.parameters()}
+
+
+def activation_bytes(saved):
+    """Bytes of distinct saved tensors that are not parameters."""
+    distinct = {t.data_ptr(): t.nbytes for t in saved if t.data_ptr() not in parameters}
+    return sum(distinct.values())
+
+
+def run(forward):
+    for block in blocks:
+        block.runs = 0
+    blocks.zero_grad()
+    loss, saved = saved_by(lambda: forward(x).pow(2).mean())
+    loss.backward()
+    grads = [p.grad.clone() for p in blocks.parameters()]
+    return activation_bytes(saved), [block.runs for block in blocks], grads
+
+
+def checkpointed(h):
+    for block in blocks:
+        h = checkpoint(block, h, use_reentrant=False)
+    return h
+
+
+plain_bytes, plain_runs, plain_grads = run(blocks)
+ckpt_bytes, ckpt_runs, ckpt_grads = run(checkpointed)
+print(f"without checkpoint: {plain_bytes:8} bytes saved, forward runs {plain_runs}")
+print(f"with checkpoint:    {ckpt_bytes:8} bytes saved, forward runs {ckpt_runs}")
+same = all(torch.equal(p, c) for p, c in zip(plain_grads, ckpt_grads, strict=True))
+print("same gradients:", same)
+
+# sphinx_gallery_start_ignore
+_block_io = 64 * 256 * 4  # one (64, 256) float32 tensor
+_hidden = 64 * 1024 * 4  # one (64, 1024) float32 tensor
+assert plain_bytes == 5 * _block_io + 4 * _hidden
+assert ckpt_bytes == 5 * _block_io
+assert plain_runs == [1, 1, 1, 1]
+assert ckpt_runs == [2, 2, 2, 2]
+assert same
+# sphinx_gallery_end_ignore
+
+# %%
+# Without checkpointing, each block keeps its input and its
+# :math:`64 \times 1024` hidden activation. With
+# ``checkpoint(block, h, use_reentrant=False)`` a block keeps only its input;
+# when backward reaches the block, it runs the block's forward again to
+# rebuild what its backward needs. Here that cuts the saved activations by a
+# factor of about four, for one extra forward per block. The gradients are
+# identical: on a CPU the recomputation repeats the same arithmetic, and
+# checkpoint restores the random state, so dropout masks repeat too.
+#
+# Count the runs inside ``forward``, as ``Block`` does: a forward *hook*
+# misses the second run, because checkpoint stops the recomputation as soon
+# as it has every tensor it needs, before the module returns.
+#
+# How many tensors do *our* hooks see per checkpointed block? From torch 2.12
+# on, one (the block's input); before, two.
+_, saved = saved_by(lambda: checkpointed(x))
+print("tensors packed by our hook:", len(saved), "for", len(blocks), "blocks")
+
+# sphinx_gallery_start_ignore
+assert len(saved) == len(blocks)
+_hooked = []
+blocks[0].register_forward_hook(lambda *args: _hooked.append(1))
+checkpointed(x).sum().backward()
+assert len(_hooked) == 1  # the recomputation did not reach the hook
+with torch.utils.checkpoint.set_checkpoint_early_stop(False):
+    checkpointed(x).sum().backward()
+assert len(_hooked) == 3  # without early stop: forward and recomputation
+_dropout = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5))
+_inp = torch.randn(4, 8)
+_state = torch.get_rng_state()
+_dropout(_inp).sum().backward()
+_plain = [p.grad.clone() for p in _dropout.parameters()]
+_dropout.zero_grad()
+torch.set_rng_state(_state)
+checkpoint(_dropout, _inp, use_reentrant=False).sum().backward()
+assert all(
+    torch.equal(p.grad, q) for p, q in zip(_dropout.parameters(), _plain, strict=True)
+)
+# sphinx_gallery_end_ignore
+
+# %%
+# Moving saved tensors off the GPU: ``save_on_cpu``
+# -------------------------------------------------
+# ``torch.autograd.graph.save_on_cpu`` is a ready-made pair of hooks: ``pack``
+# copies each saved tensor to CPU memory and remembers its device,
+# ``unpack`` copies it back for backward. On a GPU this frees GPU memory at
+# the cost of two transfers per saved tensor; ``pin_memory=True`` puts the
+# copies in pinned (page-locked) memory, so that the transfers can run
+# asynchronously. On a CPU-only machine, as here, ``pin_memory=False``
+# changes nothing: the tensor is already on the CPU, and ``pack`` stores the
+# same tensor (``pin_memory=True`` would even store a copy of each).
+hooks = save_on_cpu(pin_memory=False)
+h = torch.randn(64, 1024)
+device, stored = hooks.pack_hook(h)
+print("device remembered:", device, "| same tensor stored:", stored is h)
+print("unpacked is the same tensor:", hooks.unpack_hook((device, stored)) is h)
+
+with save_on_cpu(pin_memory=False):
+    blocks.zero_grad()
+    blocks(x).pow(2).mean().backward()
+grads = [p.grad for p in blocks.parameters()]
+same = all(torch.equal(p, q) for p, q in zip(grads, plain_grads, strict=True))
+print("same gradients:", same)
+
+# sphinx_gallery_start_ignore
+assert isinstance(hooks, saved_tensors_hooks)
+assert str(device) == "cpu"
+assert stored is h
+assert same
+_device, _copy = save_on_cpu(pin_memory=True).pack_hook(h)
+assert _copy is not h
+assert torch.equal(_copy, h)
+if torch.cuda.is_available():
+    _hooks = save_on_cpu(pin_memory=True)
+    _dev, _cpu = _hooks.pack_hook(torch.randn(4, device="cuda"))
+    assert _dev.type == "cuda"
+    assert _cpu.device.type == "cpu"
+    assert _cpu.is_pinned()
+    assert _hooks.unpack_hook((_dev, _cpu)).device.type == "cuda"
+# sphinx_gallery_end_ignore
+
+# %%
+# ``save_on_cpu`` helps when GPU memory is the limit and there is spare host
+# memory and transfer bandwidth; checkpointing helps when there is spare
+# compute. Both can be combined, and both only change *where* or *whether*
+# activations are kept, never the gradients.
+#
+# Exercises
+# ---------
+#
+# **1. Predict.** What does ``a.tanh()`` save, its input or its output? How
+# many bytes, for ``a`` of 1000 ``float32`` values?
+#
+# **Solution**
+
+# %%
+out, saved = saved_by(lambda: a.tanh())
+print("its output:", [t is out for t in saved], sum(t.nbytes for t in saved), "bytes")
+# sphinx_gallery_start_ignore
+assert [t is out for t in saved] == [True]
+assert sum(t.nbytes for t in saved) == 4000
+# sphinx_gallery_end_ignore
+
+# %%
+# The derivative of :math:`\tanh` is :math:`1 - \tanh^2`, a function of the
+# output alone.
+#
+# **2. Predict.** Checkpoint only the first two of the four blocks. How many
+# times does each block's forward run, and how many activation bytes are
+# saved?
+#
+# **Solution**
+
+
+# %%
+def half_checkpointed(h):
+    for i, block in enumerate(blocks):
+        h = checkpoint(block, h, use_reentrant=False) if i < 2 else block(h)
+    return h
+
+
+half_bytes, half_runs, _ = run(half_checkpointed)
+print(half_bytes, "bytes, forward runs", half_runs)  # 5 * 65536 + 2 * 262144
+# sphinx_gallery_start_ignore
+assert half_runs == [2, 2, 1, 1]
+assert half_bytes == 5 * _block_io + 2 * _hidden
+# sphinx_gallery_end_ignore
+
+# %%
+# What next
+# ---------
+# :ref:`sphx_glr_tutorials_15_torch_compile_and_autograd.py` looks at what
+# changes when ``torch.compile`` builds the backward graph ahead of time.
