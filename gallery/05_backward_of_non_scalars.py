@@ -224,9 +224,22 @@ assert torch.allclose(kept, 2 * vjp)
 # stores that in ``x.grad``. A reference you kept no longer follows ``.grad``.
 # (PyTorch warns that such a ``.grad`` refers back to ``x``, a reference
 # cycle; the warning is silenced here.)
+# sphinx_gallery_start_ignore
+# warn-always mode: do not use up this once-per-process warning (tutorial 12)
+_warn_always = torch.is_warn_always_enabled()
+torch.set_warn_always(True)
+# sphinx_gallery_end_ignore
 with warnings.catch_warnings():
     warnings.filterwarnings("ignore", "Using backward\\(\\) with create_graph")
     f(x).backward(gradient=v, create_graph=True)
+# sphinx_gallery_start_ignore
+_leaf = torch.ones(2, requires_grad=True)
+with warnings.catch_warnings(record=True) as _caught:
+    warnings.simplefilter("always")
+    (_leaf * _leaf).sum().backward(create_graph=True)
+assert any("reference cycle" in str(w.message) for w in _caught)
+torch.set_warn_always(_warn_always)
+# sphinx_gallery_end_ignore
 print(f"same tensor: {x.grad is kept}, kept = {kept}")
 print("x.grad =", x.grad)
 
@@ -299,12 +312,9 @@ assert torch.allclose(torch.stack(rows), J)
 # %%
 # Summary
 # -------
-# ``backward()`` alone needs a one-element output. For any other shape, pass
-# ``gradient=v`` shaped like ``y``: it adds :math:`v^\top J` to ``.grad`` in a
-# single pass, without forming :math:`J`, and equals
-# ``(v * y).sum().backward()``. The additions into ``.grad`` are in place,
-# except under ``create_graph=True``. See also the
-# :ref:`vector-Jacobian product <glossary-vjp>` entry of the glossary.
-#
-# Next: :ref:`sphx_glr_tutorials_06_several_losses.py` calls ``backward``
-# more than once on the same graph.
+# ``backward()`` alone needs a one-element output; otherwise pass
+# ``gradient=v`` shaped like ``y``. It adds :math:`v^\top J` to ``.grad`` in
+# one pass, without forming :math:`J`, in place except under
+# ``create_graph=True``. See also the
+# :ref:`vector-Jacobian product <glossary-vjp>` in the glossary. Next:
+# :ref:`sphx_glr_tutorials_06_several_losses.py`.
