@@ -45,7 +45,8 @@ assert (z.item(), x.grad.item()) == (7.0, 4.0)
 # one entry per *overload* of an operator, and the digit numbers the
 # overloads of one name. ``pow`` has three: tensor to a number, tensor to a
 # tensor, number to a tensor. ``sum`` has two: all elements, or along a
-# dimension.
+# dimension. The digit is **not** a counter of how often an operation ran:
+# two additions in a row give two ``AddBackward0`` nodes.
 v = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 m = torch.ones(2, 3, requires_grad=True)
 results = {
@@ -54,27 +55,19 @@ results = {
     "2 ** v": 2**v,
     "v.sum()": v.sum(),
     "m.sum(dim=0)": m.sum(dim=0),
+    "(v + 1) + 1": (v + 1) + 1,
 }
 for expr, out in results.items():
     print(f"{expr:13} -> {out.grad_fn.name()}")
 
 # sphinx_gallery_start_ignore
 _expected = ["PowBackward0", "PowBackward1", "PowBackward2"]
-_expected += ["SumBackward0", "SumBackward1"]
+_expected += ["SumBackward0", "SumBackward1", "AddBackward0"]
 assert [out.grad_fn.name() for out in results.values()] == _expected
 _pow = sorted(n for n in dir(torch._C._functions) if n.startswith("PowBackward"))
 assert _pow == ["PowBackward0", "PowBackward1", "PowBackward2"]
-# sphinx_gallery_end_ignore
-
-# %%
-# The digit is **not** a counter of how often an operation ran: two additions
-# in a row give two ``AddBackward0`` nodes.
-twice = (v + 1) + 1
-print(twice.grad_fn.name(), twice.grad_fn.next_functions[0][0].name())
-
-# sphinx_gallery_start_ignore
-assert twice.grad_fn.name() == "AddBackward0"
-assert twice.grad_fn.next_functions[0][0].name() == "AddBackward0"
+_twice = results["(v + 1) + 1"].grad_fn
+assert _twice.next_functions[0][0].name() == "AddBackward0"
 # sphinx_gallery_end_ignore
 
 # %%
