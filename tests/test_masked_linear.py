@@ -257,7 +257,7 @@ def run_backward(
     x, w, _, m = make((2, 3, IN))
     ctx = SimpleNamespace(
         saved_tensors=(x if needs[1] else None, w if needs[0] else None, m),
-        needs_input_grad=(*needs, False, False),
+        needs_input_grad=(needs[0], needs[1], False, needs[2], False),
         mode=mode,
     )
     grad_output = torch.randn(2, 3, OUT, dtype=torch.float64)
@@ -271,11 +271,11 @@ def test_backward_computes_only_needed_grads(
     mode: Mode, needs: tuple[bool, bool, bool]
 ) -> None:
     result = run_backward(needs, mode)
-    assert len(result) == 5  # one per forward input: input, weight, bias, mask, mode
-    assert result[3] is None
+    assert len(result) == 5  # one per forward input: input, weight, mask, bias, mode
+    assert result[2] is None
     assert result[4] is None
     shapes = [(2, 3, IN), (OUT, IN), (OUT,)]
-    for need, grad, shape in zip(needs, result[:3], shapes, strict=True):
+    for need, grad, shape in zip(needs, result[:2] + result[3:4], shapes, strict=True):
         assert (grad is not None) == need
         if grad is not None:
             assert grad.shape == shape
@@ -332,7 +332,8 @@ def test_input_without_grad_gets_no_grad(mode: Mode) -> None:
     out.sum().backward()
     assert x.grad is None
     assert seen[0][0] is None  # nothing flowed towards the input
-    assert all(t is not None for t in seen[0][1:3])
+    # One slot per tensor input: input, weight, mask, bias (the mode is no tensor).
+    assert [g is not None for g in seen[0]] == [False, True, False, True]
 
 
 def test_no_grad_needed_builds_no_graph() -> None:
@@ -441,47 +442,225 @@ def bad_call_cases() -> list[Any]:
     x, w, b, m = make()
     x, w, b = x.detach(), w.detach(), None if b is None else b.detach()
     assert b is not None
+    jagged = torch.nested.nested_tensor(
+        [
+            torch.randn(2, IN, dtype=torch.float64),
+            torch.randn(3, IN, dtype=torch.float64),
+        ],
+        layout=torch.jagged,
+    )
     cases = [
-        ("mode", (x, w, m, b), {"mode": "prun"}, ValueError, "mode must be"),
-        ("input type", ([[1.0] * IN], w, m, b), {}, TypeError, "input must be a torch"),
-        ("weight type", (x, w.tolist(), m, b), {}, TypeError, "weight must be a torch"),
-        ("weight 1-d", (x, w[0], m, b), {}, ValueError, r"weight must have shape"),
-        ("weight int", (x, w.long(), m, b), {}, TypeError, "weight must have a floa"),
-        ("mask type", (x, w, m.tolist(), b), {}, TypeError, "mask must be a torch"),
-        ("mask shape", (x, w, m.T, b), {}, ValueError, r"\(4, 5\), got shape \(5, 4\)"),
-        ("mask dtype", (x, w, m.int(), b), {}, TypeError, "mask must have dtype"),
-        ("mask values", (x, w, m * 0.5, b), {}, ValueError, "only 0 and 1"),
-        ("mask device", (x, w, m.to(META), b), {}, ValueError, "mask must be on"),
+        (
+            "mode",
+            (x, w, m, b),
+            {"mode": "prun"},
+            ValueError,
+            "mode",
+            "be 'freeze' or 'prune', not 'prun'",
+        ),
+        (
+            "mode type",
+            (x, w, m, b),
+            {"mode": ["prune"]},
+            ValueError,
+            "mode",
+            "be 'freeze' or 'prune', not ['prune']",
+        ),
+        (
+            "input type",
+            ([[1.0] * IN], w, m, b),
+            {},
+            TypeError,
+            "input",
+            "be a torch.Tensor, not list",
+        ),
+        (
+            "input jagged",
+            (jagged, w, m, b),
+            {},
+            TypeError,
+            "input",
+            "be a dense (strided) tensor, not a nested tensor (layout torch.jagged)",
+        ),
+        (
+            "input sparse",
+            (x.to_sparse(), w, m, b),
+            {},
+            TypeError,
+            "input",
+            "be a dense (strided) tensor, not a tensor of layout torch.sparse_coo",
+        ),
+        (
+            "weight type",
+            (x, w.tolist(), m, b),
+            {},
+            TypeError,
+            "weight",
+            "be a torch.Tensor, not list",
+        ),
+        (
+            "weight 1-d",
+            (x, w[0], m, b),
+            {},
+            ValueError,
+            "weight",
+            "be 2-D, of shape (out_features, in_features), not shape (5,)",
+        ),
+        (
+            "weight int",
+            (x, w.long(), m, b),
+            {},
+            TypeError,
+            "weight",
+            "be a floating-point tensor, not torch.int64",
+        ),
+        (
+            "mask type",
+            (x, w, m.tolist(), b),
+            {},
+            TypeError,
+            "mask",
+            "be a torch.Tensor, not list",
+        ),
+        (
+            "mask shape",
+            (x, w, m.T, b),
+            {},
+            ValueError,
+            "mask",
+            "have shape (4, 5) like 'weight', not (5, 4)",
+        ),
+        (
+            "mask row",
+            (x, w, m[0], b),
+            {},
+            ValueError,
+            "mask",
+            "have shape (4, 5) like 'weight', not (5,)",
+        ),
+        (
+            "mask dtype",
+            (x, w, m.int(), b),
+            {},
+            TypeError,
+            "mask",
+            "be a bool or floating 0/1 tensor, not torch.int32",
+        ),
+        (
+            "mask values",
+            (x, w, m * 0.5, b),
+            {},
+            ValueError,
+            "mask",
+            "hold only 0 and 1 (as a float mask), not 0.5",
+        ),
+        (
+            "mask device",
+            (x, w, m.to(META), b),
+            {},
+            ValueError,
+            "mask",
+            "be on the device of 'weight' (cpu), not meta",
+        ),
         (
             "input size",
             (x[:, :3], w, m, b),
             {},
             ValueError,
-            r"input.*in_features=5.*got 3",
+            "input",
+            "have last dimension in_features=5 like 'weight', not shape (3, 3)",
         ),
-        ("input 0-d", (x[0, 0], w, m, b), {}, ValueError, "input must have last"),
-        ("bias shape", (x, w, m, b[:3]), {}, ValueError, r"bias.*\(4,\).*\(3,\)"),
-        ("bias type", (x, w, m, b.tolist()), {}, TypeError, "bias must be a torch"),
-        ("input dtype", (x.float(), w, m, b), {}, TypeError, "input must have the w"),
-        ("bias dtype", (x, w, m, b.float()), {}, TypeError, "bias must have the w"),
-        ("input device", (x.to(META), w, m, b), {}, ValueError, "input must be on"),
-        ("bias device", (x, w, m, b.to(META)), {}, ValueError, "bias must be on"),
+        (
+            "input 0-d",
+            (x[0, 0], w, m, b),
+            {},
+            ValueError,
+            "input",
+            "have last dimension in_features=5 like 'weight', not shape ()",
+        ),
+        (
+            "bias shape",
+            (x, w, m, b[:3]),
+            {},
+            ValueError,
+            "bias",
+            "have shape (out_features,) = (4,) like 'weight', not (3,)",
+        ),
+        (
+            "bias type",
+            (x, w, m, b.tolist()),
+            {},
+            TypeError,
+            "bias",
+            "be a torch.Tensor, not list",
+        ),
+        (
+            "input dtype",
+            (x.float(), w, m, b),
+            {},
+            TypeError,
+            "input",
+            "be of the dtype of 'weight' (torch.float64), not torch.float32",
+        ),
+        (
+            "bias dtype",
+            (x, w, m, b.float()),
+            {},
+            TypeError,
+            "bias",
+            "be of the dtype of 'weight' (torch.float64), not torch.float32",
+        ),
+        (
+            "input device",
+            (x.to(META), w, m, b),
+            {},
+            ValueError,
+            "input",
+            "be on the device of 'weight' (cpu), not meta",
+        ),
+        (
+            "bias device",
+            (x, w, m, b.to(META)),
+            {},
+            ValueError,
+            "bias",
+            "be on the device of 'weight' (cpu), not meta",
+        ),
     ]
     return [pytest.param(*case[1:], id=case[0]) for case in cases]
 
 
-@pytest.mark.parametrize(("args", "kwargs", "error", "match"), bad_call_cases())
+@pytest.mark.parametrize(("args", "kwargs", "error", "arg", "rest"), bad_call_cases())
 def test_masked_linear_rejects_bad_arguments(
-    args: tuple[Any, ...], kwargs: dict[str, Any], error: type[Exception], match: str
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    error: type[Exception],
+    arg: str,
+    rest: str,
 ) -> None:
-    with pytest.raises(error, match=match):
+    with pytest.raises(error) as info:
         masked_linear(*args, **kwargs)
+    assert str(info.value).startswith(f"masked_linear() argument '{arg}' must {rest}")
 
 
-def test_function_rejects_bad_mode() -> None:
-    x, w, b, m = make()
-    with pytest.raises(ValueError, match="mode must be"):
-        MaskedLinearFunction.apply(x, w, b, m, "mask")
+@pytest.mark.parametrize(("args", "kwargs", "error", "arg", "rest"), bad_call_cases())
+def test_function_apply_rejects_bad_arguments_like_masked_linear(
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    error: type[Exception],
+    arg: str,
+    rest: str,
+) -> None:
+    """``apply(input, weight, mask, bias, mode)`` checks as much as masked_linear."""
+    x, w, m, b = args
+    mode = kwargs.get("mode", "prune")
+    if arg == "mask" and isinstance(m, Tensor) and m.dtype != torch.bool:
+        error = TypeError  # apply takes bool masks only, not float 0/1 ones
+        rest = "be a bool tensor (masked_linear() also takes a float 0/1 mask)"
+    with pytest.raises(error) as info:
+        MaskedLinearFunction.apply(x, w, m, b, mode)
+    message = f"MaskedLinearFunction.apply() argument '{arg}' must {rest}"
+    assert str(info.value).startswith(message)
 
 
 # --------------------------------------------------------------------------
@@ -530,7 +709,7 @@ def test_dtype_casts_keep_the_mask_bool_and_to_moves_it() -> None:
 
 def test_state_dict_round_trip_restores_mask() -> None:
     source = MaskedLinear(IN, OUT, fixed_mask(), mode="prune")
-    target = MaskedLinear(IN, OUT, torch.ones(OUT, IN, dtype=torch.bool))
+    target = MaskedLinear(IN, OUT, torch.ones(OUT, IN, dtype=torch.bool), mode="prune")
     target.load_state_dict(source.state_dict())
     assert torch.equal(target.mask, source.mask)
     assert torch.equal(target.weight, source.weight)
@@ -579,17 +758,27 @@ def test_extra_repr() -> None:
             torch.ones(IN, OUT, dtype=torch.bool),
             {},
             ValueError,
-            r"\(out_features, in_features\) = \(4, 5\), got shape \(5, 4\)",
+            r"^MaskedLinear\(\) argument 'mask' must have shape "
+            r"\(out_features, in_features\) = \(4, 5\), not \(5, 4\)$",
             id="shape",
         ),
         pytest.param(
-            torch.ones(OUT, IN, dtype=torch.int64), {}, TypeError, "dtype", id="dtype"
+            torch.ones(OUT, IN, dtype=torch.int64),
+            {},
+            TypeError,
+            r"^MaskedLinear\(\) argument 'mask' must be a bool or floating 0/1 "
+            r"tensor, not torch\.int64$",
+            id="dtype",
         ),
         pytest.param(
             torch.ones(OUT, IN, device=META), {}, ValueError, "device", id="device"
         ),
         pytest.param(
-            [[True] * IN] * OUT, {}, TypeError, "mask must be a torch", id="list"
+            [[True] * IN] * OUT,
+            {},
+            TypeError,
+            r"^MaskedLinear\(\) argument 'mask' must be a torch\.Tensor, not list$",
+            id="list",
         ),
         pytest.param(
             torch.ones(OUT, IN), {"mode": "frozen"}, ValueError, "mode", id="mode"
@@ -641,7 +830,11 @@ def test_from_linear_copies(mode: Mode, bias: bool) -> None:
 
 def test_from_linear_rejects_bad_mask() -> None:
     linear = nn.Linear(IN, OUT)
-    with pytest.raises(ValueError, match=r"\(4, 5\), got shape \(4, 4\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"^MaskedLinear\(\) argument 'mask' must have shape "
+        r"\(out_features, in_features\) = \(4, 5\), not \(4, 4\)$",
+    ):
         MaskedLinear.from_linear(linear, torch.ones(OUT, OUT, dtype=torch.bool))
     with pytest.raises(ValueError, match="mode"):
         MaskedLinear.from_linear(linear, torch.ones(OUT, IN), mode="both")  # type: ignore[arg-type]

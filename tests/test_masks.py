@@ -15,6 +15,8 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -92,10 +94,10 @@ def test_check_mask_rejects_wrong_shape_naming_argument_and_both_shapes(
     mask = torch.ones(mask_shape, dtype=torch.bool)
     with pytest.raises(ValueError, match="shape") as info:
         check_mask(mask, torch.zeros(weight_shape), name=name)
-    message = str(info.value)
-    assert message.startswith(f"{name} ")
-    assert str(weight_shape) in message
-    assert str(mask_shape) in message
+    assert str(info.value) == (
+        f"check_mask() argument '{name}' must have shape {weight_shape} like "
+        f"'weight', not {mask_shape}"
+    )
     assert torch.equal(mask, torch.ones(mask_shape, dtype=torch.bool))
 
 
@@ -114,7 +116,11 @@ def test_check_mask_rejects_floats_other_than_zero_and_one(
     flat_index = int(torch.randint(mask.numel(), (), generator=g))
     mask.view(-1)[flat_index] = bad
     mask_copy = mask.clone()
-    with pytest.raises(ValueError, match=r"^mask of dtype .* must hold only 0 and 1"):
+    with pytest.raises(
+        ValueError,
+        match=r"^check_mask\(\) argument 'mask' must hold only 0 and 1 "
+        r"\(as a float mask\), not ",
+    ):
         check_mask(mask, torch.zeros(shape))
     assert torch.equal(mask.nan_to_num(), mask_copy.nan_to_num())
 
@@ -128,9 +134,12 @@ def test_check_mask_rejects_integer_dtypes(
     shape: tuple[int, ...], dtype: torch.dtype
 ) -> None:
     mask = torch.ones(shape, dtype=dtype)
-    with pytest.raises(TypeError, match=r"^mask must have dtype") as info:
+    with pytest.raises(TypeError) as info:
         check_mask(mask, torch.zeros(shape))
-    assert str(dtype) in str(info.value)
+    assert str(info.value) == (
+        "check_mask() argument 'mask' must be a bool or floating 0/1 tensor, "
+        f"not {dtype}"
+    )
 
 
 @PROPERTY
@@ -145,15 +154,23 @@ def test_check_mask_rejects_integer_dtypes(
     )
 )
 def test_check_mask_rejects_non_tensors(value: object) -> None:
-    with pytest.raises(TypeError, match=r"^mask must be a torch\.Tensor, got "):
+    with pytest.raises(TypeError) as info:
         check_mask(value, torch.zeros(2))
+    assert str(info.value) == (
+        "check_mask() argument 'mask' must be a torch.Tensor, "
+        f"not {type(value).__name__}"
+    )
 
 
 def test_check_mask_rejects_other_device_and_non_tensor_weight() -> None:
     meta_mask = torch.ones(2, 3, dtype=torch.bool, device="meta")
-    with pytest.raises(ValueError, match="mask must be on the weight's device cpu"):
+    with pytest.raises(
+        ValueError,
+        match=r"^check_mask\(\) argument 'mask' must be on the device of 'weight' "
+        r"\(cpu\), not meta$",
+    ):
         check_mask(meta_mask, torch.zeros(2, 3))
-    with pytest.raises(TypeError, match=r"^weight must be a torch\.Tensor"):
+    with pytest.raises(TypeError, match=r"^check_mask\(\) argument 'weight' must be"):
         check_mask(torch.ones(2, dtype=torch.bool), [0.0, 0.0])
 
 
@@ -621,256 +638,538 @@ def _bad_inputs() -> list[Any]:
     leaf = torch.zeros(2, 3, requires_grad=True)
     ok = torch.ones(2, 3, dtype=torch.bool)
     wrong = torch.ones(3, 2, dtype=torch.bool)
+    nested = torch.nested.nested_tensor([w, w], layout=torch.jagged)
     optimizer = torch.optim.SGD([leaf], lr=0.1)
-    cases: list[tuple[str, Callable[[], object], type[Exception], str]] = [
-        # random_mask
-        ("random_mask", lambda: random_mask("23"), TypeError, "shape must be"),
-        ("random_mask", lambda: random_mask(2.0), TypeError, "shape must be"),
-        ("random_mask", lambda: random_mask((2, 1.5)), TypeError, "only ints"),
-        ("random_mask", lambda: random_mask((2, True)), TypeError, "got bool"),
-        ("random_mask", lambda: random_mask((2, -1)), ValueError, "negative"),
-        ("random_mask", lambda: random_mask(3, p=1.5), ValueError, r"\[0, 1\]"),
-        ("random_mask", lambda: random_mask(3, p=-0.1), ValueError, r"\[0, 1\]"),
-        ("random_mask", lambda: random_mask(3, p=math.nan), ValueError, r"\[0, 1\]"),
-        ("random_mask", lambda: random_mask(3, p="0.5"), TypeError, "real number"),
-        ("random_mask", lambda: random_mask(3, p=True), TypeError, "real number"),
-        ("random_mask", lambda: random_mask(3, generator=0), TypeError, "generator"),
-        # mask_from_indices
+    meta_leaf = torch.nn.Parameter(torch.zeros(2, 3, device="meta"))
+    meta_optimizer = torch.optim.SGD([meta_leaf], lr=0.1)
+    rm, mi, mc = "random_mask", "mask_from_indices", "mask_from_condition"
+    cm, am, pm = "check_mask", "apply_mask", "parametrize_mask"
+    rg, fr, kf = "register_grad_mask", "frozen_report", "keep_frozen"
+    shape_23 = "have shape (2, 3) like 'weight', not (3, 2)"
+    cases: list[tuple[str, str, Callable[[], object], type[Exception], str]] = [
         (
-            "mask_from_indices",
+            rm,
+            "shape",
+            lambda: random_mask("23"),
+            TypeError,
+            "be an int or a sequence of ints, not str",
+        ),
+        (
+            rm,
+            "shape",
+            lambda: random_mask(2.0),
+            TypeError,
+            "be an int or a sequence of ints, not float",
+        ),
+        (
+            rm,
+            "shape",
+            lambda: random_mask(True),
+            TypeError,
+            "be an int or a sequence of ints, not bool",
+        ),
+        (
+            rm,
+            "shape",
+            lambda: random_mask((2, 1.5)),
+            TypeError,
+            "be a sequence of ints, not float at shape[1]",
+        ),
+        (
+            rm,
+            "shape",
+            lambda: random_mask((2, True)),
+            TypeError,
+            "be a sequence of ints, not bool at shape[1]",
+        ),
+        (
+            rm,
+            "shape",
+            lambda: random_mask((2, -1)),
+            ValueError,
+            "be non-negative sizes, not (2, -1)",
+        ),
+        (
+            rm,
+            "shape",
+            lambda: random_mask(2**63),
+            ValueError,
+            "be sizes whose product is below 2**63",
+        ),
+        (
+            rm,
+            "shape",
+            lambda: random_mask((2**32, 2**32)),
+            ValueError,
+            "be sizes whose product",
+        ),
+        (rm, "p", lambda: random_mask(3, p=1.5), ValueError, "lie in [0, 1], not 1.5"),
+        (
+            rm,
+            "p",
+            lambda: random_mask(3, p=-0.1),
+            ValueError,
+            "lie in [0, 1], not -0.1",
+        ),
+        (
+            rm,
+            "p",
+            lambda: random_mask(3, p=math.nan),
+            ValueError,
+            "lie in [0, 1], not nan",
+        ),
+        (
+            rm,
+            "p",
+            lambda: random_mask(3, p=Fraction(3, 2)),
+            ValueError,
+            "lie in [0, 1], not 3/2",
+        ),
+        (
+            rm,
+            "p",
+            lambda: random_mask(3, p="0.5"),
+            TypeError,
+            "be a real number, not str",
+        ),
+        (
+            rm,
+            "p",
+            lambda: random_mask(3, p=True),
+            TypeError,
+            "be a real number, not bool",
+        ),
+        (
+            rm,
+            "p",
+            lambda: random_mask(3, p=Decimal("0.5")),
+            TypeError,
+            "be a real number, not Decimal",
+        ),
+        (
+            rm,
+            "p",
+            lambda: random_mask(3, p=torch.tensor(0.5)),
+            TypeError,
+            "be a real number, not Tensor",
+        ),
+        (
+            rm,
+            "generator",
+            lambda: random_mask(3, generator=0),
+            TypeError,
+            "be a torch.Generator or None, not int",
+        ),
+        (
+            rm,
+            "device",
+            lambda: random_mask(3, device="gpu0"),
+            ValueError,
+            "be a device such as 'cpu'",
+        ),
+        (
+            rm,
+            "device",
+            lambda: random_mask(3, device=0.0),
+            TypeError,
+            "be a torch.device, str or None, not float",
+        ),
+        (
+            rm,
+            "device",
+            lambda: random_mask(3, generator=torch.Generator(), device="meta"),
+            ValueError,
+            "be the generator's device (cpu), not meta",
+        ),
+        (
+            mi,
+            "shape",
             lambda: mask_from_indices((2, 3, 4)),
             ValueError,
-            "two dim",
+            "be two-dimensional, not (2, 3, 4)",
         ),
-        ("mask_from_indices", lambda: mask_from_indices(5), ValueError, "two dim"),
         (
-            "mask_from_indices",
+            mi,
+            "shape",
+            lambda: mask_from_indices(5),
+            ValueError,
+            "be two-dimensional, not (5,)",
+        ),
+        (
+            mi,
+            "rows",
             lambda: mask_from_indices((2, 3), rows=[0, 2]),
             IndexError,
-            r"rows\[1\] = 2 is out of range: valid rows are 0\.\.1",
+            "be indices in 0..1, not 2 at rows[1]",
         ),
         (
-            "mask_from_indices",
+            mi,
+            "cols",
             lambda: mask_from_indices((2, 3), cols=[-1]),
             IndexError,
-            r"cols\[0\] = -1 is out of range: valid cols are 0\.\.2",
+            "be indices in 0..2, not -1 at cols[0]",
         ),
         (
-            "mask_from_indices",
+            mi,
+            "rows",
             lambda: mask_from_indices((0, 3), rows=[0]),
             IndexError,
-            "valid rows are none",
+            "be empty (the size is 0), not 0 at rows[0]",
         ),
         (
-            "mask_from_indices",
+            mi,
+            "cols",
             lambda: mask_from_indices((2, 3), cols=torch.tensor([5])),
             IndexError,
-            r"cols\[0\] = 5",
+            "be indices in 0..2, not 5 at cols[0]",
         ),
         (
-            "mask_from_indices",
+            mi,
+            "rows",
             lambda: mask_from_indices((2, 3), rows=1),
             TypeError,
-            "rows must be",
+            "be a sequence of ints or a 1-D integer tensor, not int",
         ),
         (
-            "mask_from_indices",
+            mi,
+            "rows",
             lambda: mask_from_indices((2, 3), rows="01"),
             TypeError,
-            "rows must be",
+            "be a sequence of ints or a 1-D integer tensor, not str",
         ),
         (
-            "mask_from_indices",
+            mi,
+            "cols",
             lambda: mask_from_indices((2, 3), cols=[0.0]),
             TypeError,
-            r"cols\[0\] must be an int",
+            "be a sequence of ints, not float at cols[0]",
         ),
         (
-            "mask_from_indices",
+            mi,
+            "cols",
             lambda: mask_from_indices((2, 3), cols=[True]),
             TypeError,
-            "got bool",
+            "be a sequence of ints, not bool at cols[0]",
         ),
         (
-            "mask_from_indices",
+            mi,
+            "rows",
             lambda: mask_from_indices((2, 3), rows=torch.tensor([0.0])),
             TypeError,
-            "dtype torch.float32",
+            "be a sequence of ints or a 1-D integer tensor, not a torch.float32 tensor",
         ),
         (
-            "mask_from_indices",
+            mi,
+            "rows",
+            lambda: mask_from_indices((2, 3), rows=[torch.tensor(0.0)]),
+            TypeError,
+            "be a sequence of ints, not a torch.float32 tensor of shape () at rows[0]",
+        ),
+        (
+            mi,
+            "rows",
+            lambda: mask_from_indices((2, 3), rows=[torch.tensor([0, 1])]),
+            TypeError,
+            "be a sequence of ints, not a torch.int64 tensor of shape (2,) at rows[0]",
+        ),
+        (
+            mi,
+            "rows",
+            lambda: mask_from_indices((2, 3), rows=[torch.tensor(True)]),
+            TypeError,
+            "be a sequence of ints, not a torch.bool tensor",
+        ),
+        (
+            mi,
+            "rows",
             lambda: mask_from_indices((2, 3), rows=torch.tensor([[0]])),
             ValueError,
-            "rows must be 1-D",
+            "be a sequence of ints or a 1-D integer tensor, not a tensor of "
+            "shape (1, 1)",
         ),
-        # mask_from_condition
         (
-            "mask_from_condition",
+            mi,
+            "rows",
+            lambda: mask_from_indices((2, 3), rows=torch.tensor(0)),
+            ValueError,
+            "be a sequence of ints or a 1-D integer tensor, not a tensor of shape ()",
+        ),
+        (
+            mi,
+            "rows",
+            lambda: mask_from_indices((2, 3), rows=torch.tensor([0], device="meta")),
+            ValueError,
+            "be on a device that holds values",
+        ),
+        (
+            mc,
+            "condition",
             lambda: mask_from_condition(w),
             TypeError,
-            "torch.bool",
+            "be a bool tensor (compare first, e.g. w.abs() > 0.1), not torch.float32",
         ),
         (
-            "mask_from_condition",
+            mc,
+            "condition",
             lambda: mask_from_condition(w.long()),
             TypeError,
-            "torch.bool",
+            "be a bool tensor",
         ),
         (
-            "mask_from_condition",
+            mc,
+            "condition",
             lambda: mask_from_condition([True]),
             TypeError,
-            "torch.Tensor",
+            "be a torch.Tensor, not list",
         ),
-        # check_mask
         (
-            "check_mask",
-            lambda: check_mask(wrong, w),
+            mc,
+            "condition",
+            lambda: mask_from_condition(nested),
+            TypeError,
+            "be a dense (strided) tensor, not a nested tensor",
+        ),
+        (cm, "mask", lambda: check_mask(wrong, w), ValueError, shape_23),
+        (
+            cm,
+            "mask",
+            lambda: check_mask(ok[0], w),
             ValueError,
-            r"\(2, 3\), got shape \(3, 2\)",
+            "have shape (2, 3) like 'weight', not (3,)",
         ),
-        ("check_mask", lambda: check_mask(ok, "w"), TypeError, "weight must be"),
-        # apply_mask
         (
-            "apply_mask",
-            lambda: apply_mask(w, wrong),
+            cm,
+            "weight",
+            lambda: check_mask(ok, "w"),
+            TypeError,
+            "be a torch.Tensor, not str",
+        ),
+        (cm, "name", lambda: check_mask(ok, w, name=1), TypeError, "be a str, not int"),
+        (
+            cm,
+            "mask",
+            lambda: check_mask(nested, w),
+            TypeError,
+            "be a dense (strided) tensor, not a nested tensor",
+        ),
+        (
+            cm,
+            "mask",
+            lambda: check_mask(ok.to_sparse(), w),
+            TypeError,
+            "be a dense (strided) tensor, not a tensor of layout torch.sparse_coo",
+        ),
+        (
+            cm,
+            "mask",
+            lambda: check_mask(ok.float().to("meta"), w.to("meta")),
+            TypeError,
+            "be a bool tensor on the meta device",
+        ),
+        (am, "mask", lambda: apply_mask(w, wrong), ValueError, shape_23),
+        (
+            am,
+            "mask",
+            lambda: apply_mask(w, ok.int()),
+            TypeError,
+            "be a bool or floating 0/1 tensor, not torch.int32",
+        ),
+        (
+            am,
+            "mask",
+            lambda: apply_mask(w, ok * 0.5),
             ValueError,
-            r"\(2, 3\), got shape \(3, 2\)",
+            "hold only 0 and 1 (as a float mask), not 0.5 (torch.float32)",
         ),
-        ("apply_mask", lambda: apply_mask(w, ok.int()), TypeError, "torch.int32"),
-        ("apply_mask", lambda: apply_mask(w, ok * 0.5), ValueError, "only 0 and 1"),
         (
-            "apply_mask",
+            am,
+            "mask",
             lambda: apply_mask(w, [[1, 0, 1]] * 2),
             TypeError,
-            "mask must be",
+            "be a torch.Tensor, not list",
         ),
-        # parametrize_mask
         (
-            "parametrize_mask",
+            pm,
+            "module",
             lambda: parametrize_mask(w, "weight", ok),
             TypeError,
-            "torch.nn.Module",
+            "be a torch.nn.Module, not Tensor",
         ),
         (
-            "parametrize_mask",
+            pm,
+            "name",
             lambda: parametrize_mask(torch.nn.Linear(3, 2), 0, ok),
             TypeError,
-            "name must be",
+            "be a str, not int",
         ),
         (
-            "parametrize_mask",
+            pm,
+            "name",
             lambda: parametrize_mask(torch.nn.Linear(3, 2), "weights", ok),
             AttributeError,
-            "'weights'",
+            "be the name of a tensor attribute of the Linear, not 'weights'",
         ),
         (
-            "parametrize_mask",
+            pm,
+            "name",
             lambda: parametrize_mask(torch.nn.Linear(3, 2, bias=False), "bias", ok[0]),
             AttributeError,
-            "'bias'",
+            "be the name of a tensor attribute of the Linear, not 'bias'",
         ),
         (
-            "parametrize_mask",
+            pm,
+            "mask",
             lambda: parametrize_mask(torch.nn.Linear(3, 2), "weight", wrong),
             ValueError,
-            "shape",
+            "have shape (2, 3) like 'module.weight', not (3, 2)",
         ),
-        # register_grad_mask
         (
-            "register_grad_mask",
+            rg,
+            "param",
             lambda: register_grad_mask(w, ok),
             ValueError,
-            "require grad",
+            "be a tensor that requires grad",
         ),
         (
-            "register_grad_mask",
+            rg,
+            "param",
             lambda: register_grad_mask(leaf * 2, ok),
             ValueError,
-            "leaf",
+            "be a leaf tensor such as an nn.Parameter (only leaves accumulate "
+            ".grad), not the result of an operation (MulBackward0)",
         ),
         (
-            "register_grad_mask",
+            rg,
+            "mask",
             lambda: register_grad_mask(leaf, wrong),
             ValueError,
-            "shape",
+            "have shape (2, 3) like 'param', not (3, 2)",
         ),
         (
-            "register_grad_mask",
+            rg,
+            "param",
             lambda: register_grad_mask([0.0], ok),
             TypeError,
-            "param must be",
+            "be a torch.Tensor, not list",
         ),
-        # frozen_report
         (
-            "frozen_report",
+            fr,
+            "after",
             lambda: frozen_report(w, w.tolist(), ok),
             TypeError,
-            "after must be",
+            "be a torch.Tensor, not list",
         ),
-        ("frozen_report", lambda: frozen_report(w, w.T, ok), ValueError, "same shape"),
         (
-            "frozen_report",
+            fr,
+            "after",
+            lambda: frozen_report(w, w.T, ok),
+            ValueError,
+            "have the same shape as 'before' (2, 3), not (3, 2)",
+        ),
+        (
+            fr,
+            "after",
             lambda: frozen_report(w, w.double(), ok),
             TypeError,
-            "same dtype",
+            "be of the same dtype as 'before' (torch.float32), not torch.float64",
         ),
         (
-            "frozen_report",
+            fr,
+            "before",
             lambda: frozen_report(w.cfloat(), w.cfloat(), ok),
             TypeError,
-            "real dtype",
+            "be a real tensor, not torch.complex64",
         ),
-        ("frozen_report", lambda: frozen_report(w, w, wrong), ValueError, "shape"),
         (
-            "frozen_report",
+            fr,
+            "mask",
+            lambda: frozen_report(w, w, wrong),
+            ValueError,
+            "have shape (2, 3) like 'before', not (3, 2)",
+        ),
+        (
+            fr,
+            "after",
             lambda: frozen_report(w, w.to("meta"), ok),
             ValueError,
-            "same device",
+            "be on the same device as 'before' (cpu), not meta",
         ),
-        # keep_frozen
         (
-            "keep_frozen",
+            fr,
+            "before",
+            lambda: frozen_report(w.to("meta"), w.to("meta"), ok.to("meta")),
+            ValueError,
+            "be on a device that holds values (this function reads them), "
+            "not on the meta device",
+        ),
+        (
+            fr,
+            "mask",
+            lambda: frozen_report(w, w, ok.to("meta")),
+            ValueError,
+            "be on the device of 'before' (cpu), not meta",
+        ),
+        (
+            kf,
+            "optimizer",
             lambda: keep_frozen("sgd", leaf, ok),
             TypeError,
-            "optimizer must be",
+            "be a torch.optim.Optimizer, not str",
         ),
         (
-            "keep_frozen",
+            kf,
+            "param",
             lambda: keep_frozen(optimizer, w, ok),
             ValueError,
-            "not in the optimizer",
+            "be a tensor in the optimizer's param_groups",
         ),
         (
-            "keep_frozen",
+            kf,
+            "param",
             lambda: keep_frozen(optimizer, leaf.detach(), ok),
             ValueError,
-            "not in the optimizer",
+            "be a tensor in the optimizer's param_groups",
         ),
         (
-            "keep_frozen",
+            kf,
+            "param",
             lambda: keep_frozen(optimizer, None, ok),
             TypeError,
-            "param must be",
+            "be a torch.Tensor, not NoneType",
         ),
         (
-            "keep_frozen",
+            kf,
+            "mask",
             lambda: keep_frozen(optimizer, leaf, wrong),
             ValueError,
-            "shape",
+            "have shape (2, 3) like 'param', not (3, 2)",
+        ),
+        (
+            kf,
+            "param",
+            lambda: keep_frozen(meta_optimizer, meta_leaf, ok.to("meta")),
+            ValueError,
+            "be on a device that holds values",
+        ),
+        (
+            kf,
+            "mask",
+            lambda: keep_frozen(optimizer, leaf, ok.to("meta")),
+            ValueError,
+            "be on the device of 'param' (cpu), not meta",
         ),
     ]
-    return [
-        pytest.param(*case[1:], id=f"{case[0]}-{i}") for i, case in enumerate(cases)
-    ]
+    return [pytest.param(*case, id=f"{case[0]}-{i}") for i, case in enumerate(cases)]
 
 
-@pytest.mark.parametrize(("call", "error", "match"), _bad_inputs())
+@pytest.mark.parametrize(("func", "arg", "call", "error", "rest"), _bad_inputs())
 def test_bad_input_raises_a_clear_error(
-    call: Callable[[], object], error: type[Exception], match: str
+    func: str, arg: str, call: Callable[[], object], error: type[Exception], rest: str
 ) -> None:
-    with pytest.raises(error, match=match):
+    """Every message reads "{func}() argument '{arg}' must {rest}..."."""
+    with pytest.raises(error) as info:
         call()
+    assert str(info.value).startswith(f"{func}() argument '{arg}' must {rest}")
 
 
 def test_every_public_function_has_a_bad_input_case() -> None:

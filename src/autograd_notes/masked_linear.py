@@ -7,8 +7,8 @@ bool mask ``M`` of ``W``'s shape that decides which weight entries learn.
 ``"freeze"`` (the default)
     The forward pass uses the *whole* weight; only the weight gradient is
     masked: ``grad_W = (g.T @ x) * M``. Entries outside the mask keep their
-    values and still act on the output; they simply never change. This is
-    deliberately **not** the derivative of the forward pass, so
+    values and still act on the output; they simply never get a gradient.
+    This is deliberately **not** the derivative of the forward pass, so
     :func:`torch.autograd.gradcheck` rejects the weight by construction.
 
 ``"prune"``
@@ -20,23 +20,22 @@ In both modes the input and bias gradients are exact. Masking is a product
 with ``M``, exactly like the usual ``W.grad * M``: a finite gradient becomes
 exactly zero outside the mask, while ``inf``/``nan`` there turn into ``nan``
 (and in prune mode so does an ``inf``/``nan`` weight entry outside the mask).
+A zero gradient does not keep an entry frozen under weight decay or old
+momentum; see the Notes of :func:`~autograd_notes.keep_frozen`.
 
-The study notes this replaces had a hand-written ``LinearFunction`` whose
-backward zeroed weight-gradient columns with Python loops, only accepted 2-D
-inputs and returned its gradients in the wrong order and number.
-:class:`MaskedLinearFunction` is the corrected version: ``backward`` returns
-exactly one gradient per ``forward`` input, in order, with ``None`` for the
-mask and the mode; the masking is one vectorised op; any leading batch
-dimensions work; and it saves no more than :class:`torch.nn.Linear` does
-(the input and the weight) plus the bool mask.
+:class:`MaskedLinearFunction` is the custom :class:`torch.autograd.Function`
+underneath: ``backward`` returns exactly one gradient per ``forward`` input,
+in order, with ``None`` for the mask and the mode; the masking is one
+vectorised op; any leading batch dimensions work; and it saves no more than
+:class:`torch.nn.Linear` does (the input and the weight) plus the bool mask.
 
-It also supports :func:`torch.func.vmap` (through ``generate_vmap_rule``;
-per-sample gradients with ``vmap(grad(...))`` work too),
-``torch.compile(fullgraph=True)`` (with a bool mask: checking that a float
-mask holds only 0 and 1 reads its values, which Dynamo cannot trace) and
-double backward: ``backward`` is built from differentiable, out-of-place ops
-and is not marked ``once_differentiable``, so
-:func:`torch.autograd.gradgradcheck` passes in both modes. In freeze mode
+It also supports :func:`torch.func.vmap`, over the inputs or over a batch of
+masks (through ``generate_vmap_rule``; per-sample gradients with
+``vmap(grad(...))`` work too), ``torch.compile(fullgraph=True)`` (with a bool
+mask: checking that a float mask holds only 0 and 1 reads its values, which
+Dynamo cannot trace) and double backward: ``backward`` is built from
+differentiable, out-of-place ops and is not marked ``once_differentiable``,
+so :func:`torch.autograd.gradgradcheck` passes in both modes. In freeze mode
 that only says the backward is differentiated consistently, not that it is
 the true derivative.
 """
@@ -44,36 +43,131 @@ the true derivative.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from autograd_notes.masks import check_mask
+from autograd_notes.masks import (
+    _arg_error,
+    _as_device,
+    _check_mask,
+    _check_tensor,
+)
 
 __all__ = ["MaskedLinear", "MaskedLinearFunction", "masked_linear"]
 
 Mode = Literal["freeze", "prune"]
 _MODES: tuple[str, ...] = ("freeze", "prune")
+_APPLY = "MaskedLinearFunction.apply"
 
 
-def _check_mode(mode: object) -> None:
-    if mode not in _MODES:
-        raise ValueError(f"mode must be 'freeze' or 'prune', got {mode!r}")
+def _check_mode(mode: object, func: str) -> None:
+    if not isinstance(mode, str) or mode not in _MODES:
+        raise ValueError(_arg_error(func, "mode", "'freeze' or 'prune'", repr(mode)))
+
+
+def _check_args(
+    func: str,
+    input: object,
+    weight: object,
+    mask: object,
+    bias: object,
+    mode: object,
+) -> Tensor:
+    """Validate the arguments of ``func``; return the mask as a bool tensor.
+
+    Only metadata is read (types, layouts, shapes, dtypes, devices), except
+    for a float mask, whose 0/1 values :func:`check_mask` reads; ``apply``
+    takes only bool masks, so it stays traceable by ``torch.compile``.
+    """
+    _check_mode(mode, func)
+    input = _check_tensor(input, func, "input")
+    weight = _check_tensor(weight, func, "weight")
+    if weight.dim() != 2:
+        raise ValueError(
+            _arg_error(
+                func,
+                "weight",
+                "2-D, of shape (out_features, in_features)",
+                f"shape {tuple(weight.shape)}",
+            )
+        )
+    if not weight.is_floating_point():
+        raise TypeError(
+            _arg_error(func, "weight", "a floating-point tensor", weight.dtype)
+        )
+    if func == _APPLY:
+        mask = _check_tensor(mask, func, "mask")
+        if mask.dtype != torch.bool:
+            raise TypeError(
+                _arg_error(
+                    func,
+                    "mask",
+                    "a bool tensor (masked_linear() also takes a float 0/1 mask)",
+                    mask.dtype,
+                )
+            )
+    bool_mask = _check_mask(mask, weight, func)
+    out_features, in_features = weight.shape
+    if input.dim() == 0 or input.shape[-1] != in_features:
+        got = f"shape {tuple(input.shape)}"
+        raise ValueError(
+            _arg_error(
+                func,
+                "input",
+                f"have last dimension in_features={in_features} like 'weight'",
+                got,
+            )
+        )
+    tensors = [("input", input)]
+    if bias is not None:
+        bias = _check_tensor(bias, func, "bias")
+        if bias.shape != (out_features,):
+            raise ValueError(
+                _arg_error(
+                    func,
+                    "bias",
+                    f"have shape (out_features,) = ({out_features},) like 'weight'",
+                    tuple(bias.shape),
+                )
+            )
+        tensors.append(("bias", bias))
+    for name, value in tensors:
+        if value.dtype != weight.dtype:
+            raise TypeError(
+                _arg_error(
+                    func,
+                    name,
+                    f"of the dtype of 'weight' ({weight.dtype})",
+                    value.dtype,
+                )
+            )
+        if value.device != weight.device:
+            raise ValueError(
+                _arg_error(
+                    func,
+                    name,
+                    f"on the device of 'weight' ({weight.device})",
+                    str(value.device),
+                )
+            )
+    return bool_mask
 
 
 def _zero_outside(tensor: Tensor, mask: Tensor) -> Tensor:
     """``tensor * mask`` as a new tensor, for a bool ``mask`` of its shape.
 
-    Multiplying by the mask's bytes (a free ``uint8`` view of the bool
-    tensor) is a single vectorised pass. On CPU it is several times faster
-    than ``tensor * mask`` (which first casts the mask to a float copy) and
-    far faster than ``torch.where`` or ``masked_fill``. Like any product, it
-    leaves ``inf``/``nan`` outside the mask as ``nan``.
+    The mask is first copied to ``uint8`` (one byte per entry, the cheapest
+    copy there is), which the product reads several times faster than a bool
+    tensor. Like any product, it leaves ``inf``/``nan`` outside the mask as
+    ``nan``. Every step is an ordinary out-of-place op, so it works under
+    :func:`torch.func.vmap` with a batch of masks and a single tensor.
     """
-    return tensor * mask.view(torch.uint8)
+    return tensor * mask.to(torch.uint8)
 
 
 def _effective_weight(weight: Tensor, mask: Tensor, mode: str) -> Tensor:
@@ -86,13 +180,24 @@ class MaskedLinearFunction(torch.autograd.Function):
 
     ``W_eff`` is ``weight`` in freeze mode and ``weight`` with zeros outside
     ``mask`` in prune mode; see the module docstring for the two meanings.
-    Call it as ``MaskedLinearFunction.apply(input, weight, bias, mask, mode)``
-    with a bool ``mask`` of ``weight``'s shape and ``bias`` a tensor or
-    ``None``. ``apply`` checks only ``mode`` (``ValueError``), not the other
-    arguments: :func:`masked_linear` is the checked entry point.
+    Call it as ``MaskedLinearFunction.apply(input, weight, mask, bias, mode)``
+    (the argument order of :func:`masked_linear`, with every argument
+    positional):
+
+    * ``input``: a tensor of shape ``(*, in_features)``;
+    * ``weight``: a floating-point tensor ``(out_features, in_features)``;
+    * ``mask``: a bool tensor of ``weight``'s exact shape (no broadcasting;
+      convert a float 0/1 mask with :func:`~autograd_notes.check_mask`);
+    * ``bias``: ``None`` or a tensor of shape ``(out_features,)``;
+    * ``mode``: ``"freeze"`` or ``"prune"``.
+
+    All tensors must be dense, on ``weight``'s device, and ``input`` and
+    ``bias`` of ``weight``'s dtype. ``apply`` checks all of this (only
+    metadata, so ``torch.compile`` traces it) and raises :class:`TypeError`
+    or :class:`ValueError` naming the argument, like :func:`masked_linear`.
 
     ``backward`` returns one gradient per ``forward`` input, in order:
-    ``(grad_input, grad_weight, grad_bias, None, None)``, each ``None`` when
+    ``(grad_input, grad_weight, None, grad_bias, None)``, each ``None`` when
     that input does not need a gradient. Only what is needed is computed and
     saved: the input (for the weight gradient), the weight (for the input
     gradient) and the bool mask.
@@ -103,14 +208,18 @@ class MaskedLinearFunction(torch.autograd.Function):
     >>> x = torch.tensor([[1.0, 2.0]])
     >>> w = torch.tensor([[1.0, -1.0], [0.5, 2.0]], requires_grad=True)
     >>> m = torch.tensor([[True, False], [True, True]])
-    >>> y = MaskedLinearFunction.apply(x, w, None, m, "prune")
+    >>> y = MaskedLinearFunction.apply(x, w, m, None, "prune")
     >>> y
     tensor([[1.0000, 4.5000]], grad_fn=<MaskedLinearFunctionBackward>)
     >>> y.sum().backward()
     >>> w.grad
     tensor([[1., 0.],
             [1., 2.]])
-    """
+    >>> MaskedLinearFunction.apply(x, w, m[0], None, "prune")
+    Traceback (most recent call last):
+    ...
+    ValueError: MaskedLinearFunction.apply() argument 'mask' must have shape (2, 2) like 'weight', not (2,)
+    """  # noqa: E501
 
     generate_vmap_rule = True
 
@@ -118,18 +227,18 @@ class MaskedLinearFunction(torch.autograd.Function):
     def forward(
         input: Tensor,
         weight: Tensor,
-        bias: Tensor | None,
         mask: Tensor,
+        bias: Tensor | None,
         mode: Mode,
     ) -> Tensor:
-        """Compute ``F.linear(input, W_eff, bias)``; no ``ctx`` (PyTorch 2 style)."""
-        _check_mode(mode)
+        """Check the arguments, then compute ``F.linear(input, W_eff, bias)``."""
+        _check_args(_APPLY, input, weight, mask, bias, mode)
         return F.linear(input, _effective_weight(weight, mask, mode), bias)
 
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Tensor) -> None:
         """Save what ``backward`` needs: input, weight (each only if needed), mask."""
-        input, weight, _bias, mask, mode = inputs
+        input, weight, mask, _bias, mode = inputs
         needs_input, needs_weight = ctx.needs_input_grad[:2]
         # Like nn.Linear: the input only feeds the weight gradient and the
         # weight only feeds the input gradient, so save each only if needed.
@@ -143,10 +252,10 @@ class MaskedLinearFunction(torch.autograd.Function):
     @staticmethod
     def backward(
         ctx: Any, grad_output: Tensor
-    ) -> tuple[Tensor | None, Tensor | None, Tensor | None, None, None]:
-        """Return ``(grad_input, grad_weight, grad_bias, None, None)``."""
+    ) -> tuple[Tensor | None, Tensor | None, None, Tensor | None, None]:
+        """Return ``(grad_input, grad_weight, None, grad_bias, None)``."""
         input, weight, mask = ctx.saved_tensors
-        needs_input, needs_weight, needs_bias = ctx.needs_input_grad[:3]
+        needs_input, needs_weight, _, needs_bias = ctx.needs_input_grad[:4]
         grad_input = grad_weight = grad_bias = None
 
         if needs_input:
@@ -157,12 +266,12 @@ class MaskedLinearFunction(torch.autograd.Function):
             grad_2d = grad_output.reshape(rows, grad_output.shape[-1])
             if needs_weight:
                 input_2d = input.reshape(rows, input.shape[-1])
-                # Out of place on purpose: an in-place product is no faster
-                # and fails under vmap over masks (batched mask, plain grad).
+                # Out of place on purpose: an in-place product fails under
+                # vmap over masks (a batched mask, an unbatched gradient).
                 grad_weight = _zero_outside(grad_2d.T @ input_2d, mask)
             if needs_bias:
                 grad_bias = grad_2d.sum(0)
-        return grad_input, grad_weight, grad_bias, None, None
+        return grad_input, grad_weight, None, grad_bias, None
 
 
 def masked_linear(
@@ -177,17 +286,18 @@ def masked_linear(
 
     Parameters
     ----------
-    input:
-        Tensor of shape ``(*, in_features)``: any number of leading dims.
-    weight:
+    input : torch.Tensor
+        Shape ``(*, in_features)``: any number of leading dims. A dense
+        tensor (not nested or sparse).
+    weight : torch.Tensor
         Floating-point tensor of shape ``(out_features, in_features)``.
-    mask:
+    mask : torch.Tensor
         Bool tensor (or floating 0/1) of ``weight``'s exact shape, on its
         device; ``True`` marks entries that train. Checked with
-        :func:`.check_mask`.
-    bias:
+        :func:`~autograd_notes.check_mask`.
+    bias : torch.Tensor, optional
         ``None`` or a tensor of shape ``(out_features,)``.
-    mode:
+    mode : {"freeze", "prune"}, default "freeze"
         ``"freeze"``: the forward uses all of ``weight`` and only its
         gradient is masked (not the true derivative, on purpose).
         ``"prune"``: the forward uses ``weight`` with zeros outside the mask,
@@ -195,18 +305,18 @@ def masked_linear(
 
     Returns
     -------
-    Tensor
+    torch.Tensor
         Shape ``(*, out_features)``.
 
     Raises
     ------
     TypeError
-        If an argument is not a tensor, ``weight`` is not floating point, or
-        ``input``/``bias`` have a dtype other than ``weight``'s; or for a
-        bad mask dtype.
+        If an argument is not a dense tensor, ``weight`` is not floating
+        point, ``input``/``bias`` have a dtype other than ``weight``'s, or
+        the mask has a dtype other than bool/floating.
     ValueError
         For a bad ``mode``, wrong shapes (naming the argument and both
-        sizes), a tensor on a device other than ``weight``'s, or a float mask
+        shapes), a tensor on a device other than ``weight``'s, or a float mask
         holding values other than 0 and 1.
 
     Examples
@@ -225,52 +335,25 @@ def masked_linear(
     >>> masked_linear(x, w, m, mode="prune")  # w[0, 1] now acts as a zero
     tensor([[1.0000, 4.5000]], grad_fn=<MaskedLinearFunctionBackward>)
     """
-    _check_mode(mode)
-    for name, value in (("input", input), ("weight", weight)):
-        if not isinstance(value, Tensor):
-            raise TypeError(
-                f"{name} must be a torch.Tensor, got {type(value).__name__}"
-            )
-    if weight.dim() != 2:
-        raise ValueError(
-            "weight must have shape (out_features, in_features), "
-            f"got shape {tuple(weight.shape)}"
-        )
-    if not weight.is_floating_point():
-        raise TypeError(f"weight must have a floating dtype, got {weight.dtype}")
-    mask = check_mask(mask, weight)
-    out_features, in_features = weight.shape
-    if input.dim() == 0 or input.shape[-1] != in_features:
-        got = input.shape[-1] if input.dim() else "a 0-d tensor"
-        raise ValueError(
-            f"input must have last dimension in_features={in_features} "
-            f"(weight.shape[1]), got {got} (input shape {tuple(input.shape)})"
-        )
-    tensors = [("input", input)]
-    if bias is not None:
-        if not isinstance(bias, Tensor):
-            raise TypeError(
-                f"bias must be a torch.Tensor or None, got {type(bias).__name__}"
-            )
-        if bias.shape != (out_features,):
-            raise ValueError(
-                f"bias must have shape (out_features,) = ({out_features},), "
-                f"got shape {tuple(bias.shape)}"
-            )
-        tensors.append(("bias", bias))
-    for name, value in tensors:
-        if value.dtype != weight.dtype:
-            raise TypeError(
-                f"{name} must have the weight's dtype {weight.dtype}, got {value.dtype}"
-            )
-        if value.device != weight.device:
-            raise ValueError(
-                f"{name} must be on the weight's device {weight.device}, "
-                f"got device {value.device}"
-            )
+    bool_mask = _check_args("masked_linear", input, weight, mask, bias, mode)
     # ``apply`` is untyped in torch; name its result type for mypy.
     apply: Callable[..., Tensor] = MaskedLinearFunction.apply
-    return apply(input, weight, bias, mask, mode)
+    return apply(input, weight, bool_mask, bias, mode)
+
+
+def _check_size(value: object, func: str, name: str) -> int:
+    """``value`` as a non-negative int (not a bool), or raise."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        size = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(
+            _arg_error(func, name, "an int", type(value).__name__)
+        ) from None
+    if size < 0:
+        raise ValueError(_arg_error(func, name, "non-negative", size))
+    return size
 
 
 class MaskedLinear(nn.Module):
@@ -278,27 +361,33 @@ class MaskedLinear(nn.Module):
 
     Parameters
     ----------
-    in_features, out_features:
-        Sizes of each input and output sample.
-    mask:
+    in_features, out_features : int
+        Sizes of each input and output sample (non-negative ints, not bools).
+    mask : torch.Tensor
         Bool (or floating 0/1) tensor of shape ``(out_features, in_features)``
         on the layer's device. It is copied into a bool buffer ``mask``:
         it moves with :meth:`~torch.nn.Module.to`, stays bool under dtype
         casts and is saved in the ``state_dict``.
-    bias:
+    bias : bool, default True
         Whether to learn an additive bias (never masked).
-    mode:
-        ``"freeze"`` or ``"prune"``, as in :func:`masked_linear`.
-    device, dtype:
-        Where and how to create the parameters, as for ``nn.Linear``.
+    mode : {"freeze", "prune"}, default "freeze"
+        As in :func:`masked_linear`. Saved in the ``state_dict`` too (as its
+        ``_extra_state``), so a state dict only loads into a layer of the
+        same mode.
+    device : torch.device or str, optional
+        Where to create the parameters, as for ``nn.Linear``.
+    dtype : torch.dtype, optional
+        A floating-point dtype for the parameters, as for ``nn.Linear``.
 
     Raises
     ------
-    ValueError
-        If the mask's shape is not ``(out_features, in_features)``, it is on
-        another device, or ``mode`` is invalid.
     TypeError
-        If the mask is not a tensor or has a bad dtype.
+        If a size is not an int, ``bias`` is not a bool, ``dtype`` is not a
+        floating-point dtype, or the mask is not a tensor or has a bad dtype.
+    ValueError
+        If a size is negative, the mask's shape is not
+        ``(out_features, in_features)`` or it is on another device, or
+        ``mode`` is invalid.
 
     Examples
     --------
@@ -313,14 +402,16 @@ class MaskedLinear(nn.Module):
     True
     >>> layer.to(torch.float64).mask.dtype
     torch.bool
+    >>> layer.state_dict()["_extra_state"]
+    {'mode': 'freeze'}
     """
 
     in_features: int
     out_features: int
-    mode: Mode
     weight: nn.Parameter
     bias: nn.Parameter | None
     mask: Tensor
+    _mode: Mode
 
     def __init__(
         self,
@@ -334,24 +425,52 @@ class MaskedLinear(nn.Module):
         dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__()
-        _check_mode(mode)
-        self.in_features = in_features
-        self.out_features = out_features
-        self.mode = mode
-        factory: dict[str, Any] = {"device": device, "dtype": dtype}
-        self.weight = nn.Parameter(torch.empty((out_features, in_features), **factory))
+        func = "MaskedLinear"
+        self.in_features = _check_size(in_features, func, "in_features")
+        self.out_features = _check_size(out_features, func, "out_features")
+        if not isinstance(bias, bool):
+            raise TypeError(_arg_error(func, "bias", "a bool", type(bias).__name__))
+        _check_mode(mode, func)
+        where = _as_device(device, func)
+        if dtype is not None and not (
+            isinstance(dtype, torch.dtype) and dtype.is_floating_point
+        ):
+            actual = dtype if isinstance(dtype, torch.dtype) else type(dtype).__name__
+            raise TypeError(
+                _arg_error(
+                    func, "dtype", "a floating-point torch.dtype or None", actual
+                )
+            )
+        self._mode = mode
+        factory: dict[str, Any] = {"device": where, "dtype": dtype}
+        shape = (self.out_features, self.in_features)
+        self.weight = nn.Parameter(torch.empty(shape, **factory))
         if bias:
-            self.bias = nn.Parameter(torch.empty(out_features, **factory))
+            self.bias = nn.Parameter(torch.empty(self.out_features, **factory))
         else:
             self.register_parameter("bias", None)
-        if isinstance(mask, Tensor) and mask.shape != self.weight.shape:
+        if isinstance(mask, Tensor) and mask.shape != shape:
             raise ValueError(
-                "mask must have shape (out_features, in_features) = "
-                f"{(out_features, in_features)}, got shape {tuple(mask.shape)}"
+                _arg_error(
+                    func,
+                    "mask",
+                    f"have shape (out_features, in_features) = {shape}",
+                    tuple(mask.shape),
+                )
             )
         # A copy, so the layer never aliases (or later writes to) the caller's mask.
-        self.register_buffer("mask", check_mask(mask, self.weight).clone())
+        self.register_buffer("mask", _check_mask(mask, self.weight, func).clone())
         self.reset_parameters()
+
+    @property
+    def mode(self) -> Mode:
+        """``"freeze"`` or ``"prune"``; assigning another value raises."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, mode: Mode) -> None:
+        _check_mode(mode, "MaskedLinear.mode")
+        self._mode = mode
 
     def reset_parameters(self) -> None:
         """Initialise the weight and bias exactly like ``nn.Linear`` does."""
@@ -370,6 +489,30 @@ class MaskedLinear(nn.Module):
         storage with ``linear``, which is left unchanged. (The new layer is
         first initialised as usual, so this draws from the global RNG.)
 
+        Parameters
+        ----------
+        linear : torch.nn.Linear
+            An initialised :class:`torch.nn.Linear` (or subclass) with a
+            floating-point weight.
+        mask : torch.Tensor
+            As for :class:`MaskedLinear`, on ``linear``'s device.
+        mode : {"freeze", "prune"}, default "freeze"
+            As for :class:`MaskedLinear`.
+
+        Returns
+        -------
+        MaskedLinear
+            A new layer with ``linear``'s sizes, device, dtype and values.
+
+        Raises
+        ------
+        TypeError
+            If ``linear`` is not an initialised :class:`torch.nn.Linear`
+            (a ``Conv1d``, ``None``, an uninitialised ``LazyLinear``), or
+            the constructor rejects the mask.
+        ValueError
+            If the constructor rejects the mask or ``mode``.
+
         Examples
         --------
         >>> import torch
@@ -381,7 +524,21 @@ class MaskedLinear(nn.Module):
         >>> layer.weight.data_ptr() == linear.weight.data_ptr()
         False
         """
+        func = "MaskedLinear.from_linear"
+        if not isinstance(linear, nn.Linear):
+            raise TypeError(
+                _arg_error(func, "linear", "a torch.nn.Linear", type(linear).__name__)
+            )
         weight = linear.weight
+        if isinstance(weight, nn.parameter.UninitializedParameter):
+            raise TypeError(
+                _arg_error(
+                    func,
+                    "linear",
+                    "an initialised torch.nn.Linear (call it once first)",
+                    f"an uninitialised {type(linear).__name__}",
+                )
+            )
         layer = cls(
             linear.in_features,
             linear.out_features,
@@ -401,6 +558,82 @@ class MaskedLinear(nn.Module):
         """Apply :func:`masked_linear` with this layer's weight, mask and bias."""
         return masked_linear(input, self.weight, self.mask, self.bias, mode=self.mode)
 
+    def get_extra_state(self) -> dict[str, str]:
+        """``{"mode": self.mode}``, saved in the ``state_dict``."""
+        return {"mode": self._mode}
+
+    def set_extra_state(self, state: Any) -> None:
+        """Check a saved ``{"mode": ...}`` against this layer's mode.
+
+        Raises
+        ------
+        ValueError
+            If ``state`` is not ``{"mode": "freeze"}`` or ``{"mode":
+            "prune"}``, or names the other mode than this layer's.
+        """
+        problem = self._extra_state_problem(state)
+        if problem:
+            raise ValueError(
+                _arg_error("MaskedLinear.set_extra_state", "state", *problem)
+            )
+
+    def _extra_state_problem(self, state: object) -> tuple[str, str] | None:
+        """``(expected, actual)`` when ``state`` does not fit, else ``None``."""
+        expected = f"{{'mode': {self._mode!r}}} like this layer"
+        if not isinstance(state, Mapping) or set(state) != {"mode"}:
+            return expected, repr(state)
+        if state["mode"] != self._mode:
+            return (
+                expected,
+                f"{dict(state)!r} (load it into a layer built with "
+                f"mode={state['mode']!r})",
+            )
+        return None
+
+    def _load_from_state_dict(
+        self,
+        state_dict: dict[str, Any],
+        prefix: str,
+        local_metadata: dict[str, Any],
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        """Check the mask and mode first; load nothing of this layer if bad."""
+        func = "MaskedLinear.load_state_dict"
+        problems: list[str] = []
+        key = prefix + "mask"
+        if key in state_dict:
+            problem = _mask_problem(state_dict[key], self.mask.shape)
+            if problem:
+                expected, actual = problem
+                problems.append(
+                    _arg_error(func, "state_dict", f"{expected} at {key!r}", actual)
+                )
+        key = prefix + "_extra_state"
+        if key in state_dict:
+            mode_problem = self._extra_state_problem(state_dict[key])
+            if mode_problem:
+                expected, actual = mode_problem
+                problems.append(
+                    _arg_error(
+                        func, "state_dict", f"hold {expected} at {key!r}", actual
+                    )
+                )
+        if problems:
+            error_msgs.extend(problems)
+            return
+        super()._load_from_state_dict(
+            state_dict,
+            prefix,
+            local_metadata,
+            strict,
+            missing_keys,
+            unexpected_keys,
+            error_msgs,
+        )
+
     def extra_repr(self) -> str:
         """Sizes, bias, mode and how many weight entries train."""
         trainable = int(self.mask.sum()) if self.mask.device.type != "meta" else "?"
@@ -409,3 +642,27 @@ class MaskedLinear(nn.Module):
             f"bias={self.bias is not None}, mode={self.mode!r}, "
             f"trainable={trainable}/{self.mask.numel()}"
         )
+
+
+def _mask_problem(value: object, shape: torch.Size) -> tuple[str, str] | None:
+    """``(expected, actual)`` when a saved mask does not fit ``shape``."""
+    kind = "hold a bool (or floating 0/1) mask tensor"
+    if not isinstance(value, Tensor):
+        return kind, type(value).__name__
+    if value.is_nested or value.layout != torch.strided:
+        return kind, f"a tensor of layout {value.layout}"
+    if value.shape != shape:
+        return f"hold a mask of shape {tuple(shape)}", str(tuple(value.shape))
+    if value.dtype == torch.bool:
+        return None
+    if not value.is_floating_point():
+        return kind, str(value.dtype)
+    if value.device.type == "meta":
+        return (
+            "hold a bool mask (float values on the meta device cannot be checked)",
+            str(value.dtype),
+        )
+    other = (value != 0) & (value != 1)
+    if bool(other.any()):
+        return "hold only 0 and 1 in a float mask", f"{value[other][0].item()}"
+    return None

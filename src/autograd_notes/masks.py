@@ -13,23 +13,24 @@ The module has three kinds of helpers:
   gradient instead (``W.grad * M``).
 * **Checking and guaranteeing**: :func:`.frozen_report` measures what an
   optimizer did outside the mask, and :func:`.keep_frozen` guarantees that the
-  entries outside the mask stay bit-identical through optimizer steps. A
-  gradient mask alone does not guarantee that: weight decay moves entries
-  whose gradient is zero, and momentum or Adam state built up before the mask
-  was applied keeps moving them.
+  entries outside the mask stay bit-identical through optimizer steps. A zero
+  gradient alone does not; the Notes of :func:`.keep_frozen` explain why.
 
 None of these functions modifies a tensor you pass in, except
 :func:`.keep_frozen`, whose whole point is to write into the parameter after
-each optimizer step.
+each optimizer step. Every bad argument raises an error of the form
+``"{function}() argument '{name}' must be {expected}, not {actual}"``.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 import operator
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, SupportsIndex
+from typing import Any
 
 import torch
 from torch import nn
@@ -52,32 +53,165 @@ __all__ = [
 ShapeLike = int | Sequence[int]
 IndicesLike = Sequence[int] | torch.Tensor
 
+_INT64_MAX = 2**63 - 1
+
+
+# -- argument checks shared with masked_linear ----------------------------------
+
+
+def _arg_error(func: str, name: str, expected: str, actual: object) -> str:
+    """The one error-message format of this package.
+
+    ``"{func}() argument '{name}' must be {expected}, not {actual}"``, where
+    an ``expected`` that starts with "have", "hold" or "lie" replaces "be".
+    """
+    verb = "" if expected.split(" ", 1)[0] in ("have", "hold", "lie") else "be "
+    return f"{func}() argument '{name}' must {verb}{expected}, not {actual}"
+
+
+def _layout(tensor: torch.Tensor) -> str:
+    """``"a nested tensor"`` or the layout, for a tensor that is not strided."""
+    if tensor.is_nested:
+        return f"a nested tensor (layout {tensor.layout})"
+    return f"a tensor of layout {tensor.layout}"
+
+
+def _check_tensor(value: object, func: str, name: str) -> torch.Tensor:
+    """``value`` if it is an ordinary (strided, not nested) tensor, else raise."""
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(_arg_error(func, name, "a torch.Tensor", type(value).__name__))
+    if value.is_nested or value.layout != torch.strided:
+        raise TypeError(
+            _arg_error(func, name, "a dense (strided) tensor", _layout(value))
+        )
+    return value
+
+
+def _check_has_data(tensor: torch.Tensor, func: str, name: str) -> None:
+    """Raise for a meta tensor, whose values cannot be read."""
+    if tensor.device.type == "meta":
+        raise ValueError(
+            _arg_error(
+                func,
+                name,
+                "on a device that holds values (this function reads them)",
+                "on the meta device",
+            )
+        )
+
+
+def _check_mask(
+    mask: object,
+    weight: torch.Tensor,
+    func: str,
+    name: str = "mask",
+    weight_name: str = "weight",
+) -> torch.Tensor:
+    """:func:`check_mask` with the calling function's name in its messages."""
+    weight = _check_tensor(weight, func, weight_name)
+    mask = _check_tensor(mask, func, name)
+    if mask.shape != weight.shape:
+        raise ValueError(
+            _arg_error(
+                func,
+                name,
+                f"have shape {tuple(weight.shape)} like '{weight_name}'",
+                tuple(mask.shape),
+            )
+        )
+    if mask.device != weight.device:
+        raise ValueError(
+            _arg_error(
+                func,
+                name,
+                f"on the device of '{weight_name}' ({weight.device})",
+                str(mask.device),
+            )
+        )
+    if mask.dtype == torch.bool:
+        return mask
+    if not mask.is_floating_point():
+        raise TypeError(
+            _arg_error(func, name, "a bool or floating 0/1 tensor", mask.dtype)
+        )
+    if mask.device.type == "meta":
+        raise TypeError(
+            _arg_error(
+                func,
+                name,
+                "a bool tensor on the meta device (a float mask's 0/1 values "
+                "cannot be checked there)",
+                mask.dtype,
+            )
+        )
+    other = (mask != 0) & (mask != 1)
+    if bool(other.any()):
+        bad = mask[other][0].item()
+        raise ValueError(
+            _arg_error(
+                func,
+                name,
+                "hold only 0 and 1 (as a float mask)",
+                f"{bad} ({mask.dtype})",
+            )
+        )
+    return mask != 0
+
 
 # -- building masks -------------------------------------------------------------
 
 
-def _as_shape(shape: object, *, name: str = "shape") -> tuple[int, ...]:
-    """Return ``shape`` as a tuple of non-negative ints, or raise."""
-    if isinstance(shape, int) and not isinstance(shape, bool):
+def _as_shape(shape: object, func: str, name: str = "shape") -> tuple[int, ...]:
+    """Return ``shape`` as a tuple of non-negative ints that torch can allocate."""
+    expected = "an int or a sequence of ints"
+    if isinstance(shape, bool):
+        raise TypeError(_arg_error(func, name, expected, "bool"))
+    if isinstance(shape, int):
         shape = (shape,)
     if not isinstance(shape, Sequence) or isinstance(shape, (str, bytes)):
-        raise TypeError(
-            f"{name} must be an int or a sequence of ints, got {type(shape).__name__}"
-        )
+        raise TypeError(_arg_error(func, name, expected, type(shape).__name__))
     dims: list[int] = []
-    for size in shape:
-        if isinstance(size, bool):
-            raise TypeError(f"{name} must hold only ints, got bool in {tuple(shape)}")
+    for position, size in enumerate(shape):
         try:
+            if isinstance(size, bool):
+                raise TypeError
             dims.append(operator.index(size))
         except TypeError:
             raise TypeError(
-                f"{name} must hold only ints, got {type(size).__name__} in "
-                f"{tuple(shape)}"
+                _arg_error(
+                    func,
+                    name,
+                    "a sequence of ints",
+                    f"{type(size).__name__} at {name}[{position}]",
+                )
             ) from None
     if any(size < 0 for size in dims):
-        raise ValueError(f"{name} must not hold negative sizes, got {tuple(dims)}")
+        raise ValueError(_arg_error(func, name, "non-negative sizes", tuple(dims)))
+    if math.prod(dims) > _INT64_MAX or any(size > _INT64_MAX for size in dims):
+        raise ValueError(
+            _arg_error(func, name, "sizes whose product is below 2**63", tuple(dims))
+        )
     return tuple(dims)
+
+
+def _as_device(device: object, func: str) -> torch.device | None:
+    """``device`` as a :class:`torch.device` (or ``None``), or raise."""
+    if device is None or isinstance(device, torch.device):
+        return device
+    if not isinstance(device, str):
+        raise TypeError(
+            _arg_error(
+                func, "device", "a torch.device, str or None", type(device).__name__
+            )
+        )
+    try:
+        return torch.device(device)
+    except RuntimeError:
+        raise ValueError(
+            _arg_error(
+                func, "device", "a device such as 'cpu' or 'cuda:0'", repr(device)
+            )
+        ) from None
 
 
 def random_mask(
@@ -91,18 +225,20 @@ def random_mask(
 
     Parameters
     ----------
-    shape:
-        The mask's shape: an int or a sequence of non-negative ints, usually
-        ``weight.shape``.
-    p:
+    shape : int or sequence of int
+        The mask's shape, usually ``weight.shape``; sizes must be
+        non-negative.
+    p : real number, default 0.5
         The probability that an entry is trainable (``True``), in ``[0, 1]``.
-        ``p=0`` freezes everything, ``p=1`` trains everything.
-    generator:
+        Any :class:`numbers.Real` but a bool is accepted (``1``, ``0.25``,
+        ``fractions.Fraction(1, 4)``, a NumPy float); ``p=0`` freezes
+        everything, ``p=1`` trains everything.
+    generator : torch.Generator, optional
         The random number generator to draw from. Pass a seeded
         :class:`torch.Generator` for a reproducible mask.
-    device:
+    device : torch.device or str, optional
         Where to create the mask. Defaults to the generator's device, or the
-        CPU without a generator.
+        CPU without a generator; it must match the generator's device.
 
     Returns
     -------
@@ -113,9 +249,12 @@ def random_mask(
     ------
     TypeError
         If ``shape`` is not an int or a sequence of ints, ``p`` is not a real
-        number, or ``generator`` is not a :class:`torch.Generator`.
+        number (or is a bool), or ``generator`` is not a
+        :class:`torch.Generator`.
     ValueError
-        If ``shape`` holds a negative size or ``p`` lies outside ``[0, 1]``.
+        If ``shape`` holds a negative size or more than ``2**63 - 1``
+        entries, ``p`` lies outside ``[0, 1]``, or ``device`` is not a device
+        or differs from the generator's.
 
     Examples
     --------
@@ -126,58 +265,87 @@ def random_mask(
             [ True, False,  True, False]])
     >>> random_mask(3, p=0.0)
     tensor([False, False, False])
+    >>> random_mask(3, p="0.5")
+    Traceback (most recent call last):
+    ...
+    TypeError: random_mask() argument 'p' must be a real number, not str
     """
-    dims = _as_shape(shape)
-    if isinstance(p, bool) or not isinstance(p, (int, float)):
-        raise TypeError(f"p must be a real number, got {type(p).__name__}")
-    if not (math.isfinite(p) and 0.0 <= p <= 1.0):
-        raise ValueError(f"p must lie in [0, 1], got {p}")
+    func = "random_mask"
+    dims = _as_shape(shape, func)
+    if isinstance(p, bool) or not isinstance(p, numbers.Real):
+        raise TypeError(_arg_error(func, "p", "a real number", type(p).__name__))
+    probability = float(p)
+    if not (math.isfinite(probability) and 0.0 <= probability <= 1.0):
+        raise ValueError(_arg_error(func, "p", "lie in [0, 1]", p))
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(
-            f"generator must be a torch.Generator or None, "
-            f"got {type(generator).__name__}"
+            _arg_error(
+                func, "generator", "a torch.Generator or None", type(generator).__name__
+            )
         )
-    if device is None and generator is not None:
-        device = generator.device
+    where = _as_device(device, func)
+    if generator is not None:
+        if where is None:
+            where = generator.device
+        elif where != generator.device:
+            raise ValueError(
+                _arg_error(
+                    func,
+                    "device",
+                    f"the generator's device ({generator.device})",
+                    str(where),
+                )
+            )
     # torch.rand draws from [0, 1), so p=0 gives all False and p=1 all True.
-    return torch.rand(dims, generator=generator, device=device) < p
+    return torch.rand(dims, generator=generator, device=where) < probability
 
 
 def _as_indices(indices: object, size: int, name: str) -> list[int]:
     """Return ``indices`` as a list of ints in ``range(size)``, or raise."""
+    func = "mask_from_indices"
+    expected = "a sequence of ints or a 1-D integer tensor"
+    values: list[object]
     if isinstance(indices, torch.Tensor):
-        if indices.dtype == torch.bool or indices.is_floating_point():
+        _check_tensor(indices, func, name)
+        if (
+            indices.dtype == torch.bool
+            or indices.is_floating_point()
+            or (indices.is_complex())
+        ):
             raise TypeError(
-                f"{name} must be a sequence of ints or an integer tensor, "
-                f"got a tensor of dtype {indices.dtype}"
+                _arg_error(func, name, expected, f"a {indices.dtype} tensor")
             )
-        if indices.dim() > 1:
+        if indices.dim() != 1:
             raise ValueError(
-                f"{name} must be 1-D, got a tensor of shape {tuple(indices.shape)}"
+                _arg_error(
+                    func, name, expected, f"a tensor of shape {tuple(indices.shape)}"
+                )
             )
-        values: list[object] = list(indices.reshape(-1).tolist())
+        _check_has_data(indices, func, name)
+        values = list(indices.tolist())
     elif isinstance(indices, Sequence) and not isinstance(indices, (str, bytes)):
         values = list(indices)
     else:
-        raise TypeError(
-            f"{name} must be a sequence of ints or an integer tensor, "
-            f"got {type(indices).__name__}"
-        )
+        raise TypeError(_arg_error(func, name, expected, type(indices).__name__))
     checked: list[int] = []
     for position, value in enumerate(values):
-        if isinstance(value, bool):
-            raise TypeError(f"{name}[{position}] must be an int, got bool")
-        if not isinstance(value, SupportsIndex):
+        where = f"{name}[{position}]"
+        try:
+            if isinstance(value, bool) or (
+                isinstance(value, torch.Tensor) and value.dtype == torch.bool
+            ):
+                raise TypeError
+            index = operator.index(value)  # type: ignore[arg-type]
+        except (TypeError, RuntimeError):
+            actual = type(value).__name__
+            if isinstance(value, torch.Tensor):
+                actual = f"a {value.dtype} tensor of shape {tuple(value.shape)}"
             raise TypeError(
-                f"{name}[{position}] must be an int, got {type(value).__name__}"
-            )
-        index = operator.index(value)
+                _arg_error(func, name, "a sequence of ints", f"{actual} at {where}")
+            ) from None
         if not 0 <= index < size:
-            valid = f"0..{size - 1}" if size else "none (the size is 0)"
-            raise IndexError(
-                f"{name}[{position}] = {index} is out of range: "
-                f"valid {name} are {valid}"
-            )
+            valid = f"indices in 0..{size - 1}" if size else "empty (the size is 0)"
+            raise IndexError(_arg_error(func, name, valid, f"{index} at {where}"))
         checked.append(index)
     return checked
 
@@ -198,16 +366,16 @@ def mask_from_indices(
 
     Parameters
     ----------
-    shape:
+    shape : sequence of int
         The weight's shape; it must have exactly two dimensions.
-    rows:
+    rows : sequence of int or torch.Tensor, optional
         Row indices to train, as a sequence of ints or a 1-D integer tensor.
         ``None`` (the default) means every row. Indices must lie in
         ``0..shape[0] - 1`` (negative indices are rejected); duplicates are
         allowed, an empty sequence selects nothing.
-    cols:
+    cols : sequence of int or torch.Tensor, optional
         Column indices to train, like ``rows``. ``None`` means every column.
-    device:
+    device : torch.device or str, optional
         Where to create the mask (the CPU by default).
 
     Returns
@@ -219,13 +387,13 @@ def mask_from_indices(
     ------
     TypeError
         If ``shape`` is not a sequence of ints, or ``rows``/``cols`` is not a
-        sequence of ints or an integer tensor.
+        sequence of ints or a 1-D integer tensor.
     ValueError
-        If ``shape`` is not 2-D, or ``rows``/``cols`` is a tensor with more
-        than one dimension.
+        If ``shape`` is not 2-D, ``rows``/``cols`` is a tensor that is not
+        1-D or is on the meta device, or ``device`` is not a device.
     IndexError
         If an index lies outside its valid range; the message names the
-        argument and the range.
+        argument, the position and the range.
 
     Examples
     --------
@@ -240,14 +408,16 @@ def mask_from_indices(
     >>> mask_from_indices((3, 4), cols=[4])
     Traceback (most recent call last):
     ...
-    IndexError: cols[0] = 4 is out of range: valid cols are 0..3
-    """
-    dims = _as_shape(shape)
+    IndexError: mask_from_indices() argument 'cols' must be indices in 0..3, not 4 at cols[0]
+    """  # noqa: E501
+    func = "mask_from_indices"
+    dims = _as_shape(shape, func)
     if len(dims) != 2:
-        raise ValueError(f"shape must have two dimensions, got {dims}")
+        raise ValueError(_arg_error(func, "shape", "two-dimensional", dims))
+    where = _as_device(device, func)
     n_rows, n_cols = dims
-    row_sel = torch.ones(n_rows, dtype=torch.bool, device=device)
-    col_sel = torch.ones(n_cols, dtype=torch.bool, device=device)
+    row_sel = torch.ones(n_rows, dtype=torch.bool, device=where)
+    col_sel = torch.ones(n_cols, dtype=torch.bool, device=where)
     if rows is not None:
         row_sel.zero_()
         row_sel[_as_indices(rows, n_rows, "rows")] = True
@@ -262,8 +432,9 @@ def mask_from_condition(condition: torch.Tensor) -> torch.Tensor:
 
     Parameters
     ----------
-    condition:
-        A tensor of dtype ``torch.bool``; ``True`` marks entries that train.
+    condition : torch.Tensor
+        A dense tensor of dtype ``torch.bool``; ``True`` marks entries that
+        train.
 
     Returns
     -------
@@ -274,7 +445,7 @@ def mask_from_condition(condition: torch.Tensor) -> torch.Tensor:
     Raises
     ------
     TypeError
-        If ``condition`` is not a tensor of dtype ``torch.bool``.
+        If ``condition`` is not a dense tensor of dtype ``torch.bool``.
 
     Examples
     --------
@@ -284,14 +455,16 @@ def mask_from_condition(condition: torch.Tensor) -> torch.Tensor:
     tensor([[ True, False],
             [False,  True]])
     """
-    if not isinstance(condition, torch.Tensor):
-        raise TypeError(
-            f"condition must be a torch.Tensor, got {type(condition).__name__}"
-        )
+    func = "mask_from_condition"
+    condition = _check_tensor(condition, func, "condition")
     if condition.dtype != torch.bool:
         raise TypeError(
-            f"condition must have dtype torch.bool, got {condition.dtype}; "
-            "compare it first, e.g. w.abs() > 0.1"
+            _arg_error(
+                func,
+                "condition",
+                "a bool tensor (compare first, e.g. w.abs() > 0.1)",
+                condition.dtype,
+            )
         )
     return condition.detach().clone()
 
@@ -301,18 +474,19 @@ def check_mask(
 ) -> torch.Tensor:
     """Validate ``mask`` against ``weight`` and return it as a bool tensor.
 
-    The mask must be a tensor of exactly ``weight.shape`` (no broadcasting),
-    of dtype ``torch.bool`` or a floating dtype holding only 0 and 1, on the
-    weight's device. The input is never modified; a float mask is converted
-    to a new bool tensor.
+    The mask must be a dense tensor of exactly ``weight.shape`` (no
+    broadcasting), of dtype ``torch.bool`` or a floating dtype holding only 0
+    and 1, on the weight's device. The input is never modified; a float mask
+    is converted to a new bool tensor. A float mask on the meta device is
+    rejected, because its values cannot be checked there.
 
     Parameters
     ----------
-    mask:
+    mask : object
         The candidate mask.
-    weight:
+    weight : torch.Tensor
         The tensor the mask will be applied to.
-    name:
+    name : str, default "mask"
         The argument name used in error messages.
 
     Returns
@@ -323,7 +497,8 @@ def check_mask(
     Raises
     ------
     TypeError
-        If ``mask`` is not a tensor or has a dtype other than bool/floating.
+        If ``mask`` or ``weight`` is not a dense tensor (a nested or sparse
+        tensor is not), or ``mask`` has a dtype other than bool/floating.
     ValueError
         If the shape differs, a float mask holds values other than 0 and 1,
         or the devices differ.
@@ -338,35 +513,19 @@ def check_mask(
     >>> check_mask(torch.ones(3, 2, dtype=torch.bool), w)
     Traceback (most recent call last):
     ...
-    ValueError: mask must have the weight's shape (2, 3), got shape (3, 2)
-    """
-    if not isinstance(weight, torch.Tensor):
-        raise TypeError(f"weight must be a torch.Tensor, got {type(weight).__name__}")
-    if not isinstance(mask, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(mask).__name__}")
-    if mask.shape != weight.shape:
-        raise ValueError(
-            f"{name} must have the weight's shape {tuple(weight.shape)}, "
-            f"got shape {tuple(mask.shape)}"
-        )
-    if mask.device != weight.device:
-        raise ValueError(
-            f"{name} must be on the weight's device {weight.device}, "
-            f"got device {mask.device}"
-        )
-    if mask.dtype == torch.bool:
-        return mask
-    if not mask.is_floating_point():
-        raise TypeError(
-            f"{name} must have dtype torch.bool or a floating dtype of 0/1, "
-            f"got {mask.dtype}"
-        )
-    if not bool(((mask == 0) | (mask == 1)).all()):
-        raise ValueError(f"{name} of dtype {mask.dtype} must hold only 0 and 1")
-    return mask != 0
+    ValueError: check_mask() argument 'mask' must have shape (2, 3) like 'weight', not (3, 2)
+    """  # noqa: E501
+    if not isinstance(name, str):
+        raise TypeError(_arg_error("check_mask", "name", "a str", type(name).__name__))
+    return _check_mask(mask, weight, "check_mask", name)
 
 
 # -- masking --------------------------------------------------------------------
+
+
+def _zero_outside(tensor: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``tensor`` with exact zeros of its own dtype where ``mask`` is False."""
+    return torch.where(mask, tensor, tensor.new_zeros(()))
 
 
 def apply_mask(weight: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -383,9 +542,9 @@ def apply_mask(weight: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
     Parameters
     ----------
-    weight:
-        The weight to mask.
-    mask:
+    weight : torch.Tensor
+        The weight to mask, of any dtype (bool and integer weights included).
+    mask : torch.Tensor
         A mask accepted by :func:`.check_mask` for ``weight``.
 
     Returns
@@ -411,9 +570,11 @@ def apply_mask(weight: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     >>> w.grad
     tensor([[1., 0.],
             [0., 1.]])
+    >>> apply_mask(torch.tensor([7, 8]), torch.tensor([False, True]))
+    tensor([0, 8])
     """
-    bool_mask = check_mask(mask, weight)
-    return torch.where(bool_mask, weight, 0.0)
+    bool_mask = _check_mask(mask, weight, "apply_mask")
+    return _zero_outside(weight, bool_mask)
 
 
 class _MaskParametrization(nn.Module):
@@ -426,7 +587,7 @@ class _MaskParametrization(nn.Module):
         self.register_buffer("mask", mask.detach().clone())
 
     def forward(self, weight: torch.Tensor) -> torch.Tensor:
-        return torch.where(self.mask, weight, 0.0)
+        return _zero_outside(weight, self.mask)
 
 
 def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Module:
@@ -440,19 +601,19 @@ def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Mod
     with ``module.to(device)`` and stays bool under ``module.to(dtype)``.
 
     ``original`` keeps its values at the masked-out entries (they are not
-    zeroed), but those entries receive exactly zero gradient. An optimizer
-    with weight decay still moves them; see :func:`.keep_frozen`.
+    zeroed), and those entries receive exactly zero gradient; that does not
+    keep them frozen (see the Notes of :func:`.keep_frozen`).
 
     The module is modified in place (a parametrization is registered) and
     returned; the ``mask`` argument is copied, not kept.
 
     Parameters
     ----------
-    module:
+    module : torch.nn.Module
         The module that owns the tensor.
-    name:
+    name : str
         The attribute name of the tensor, e.g. ``"weight"``.
-    mask:
+    mask : torch.Tensor
         A mask accepted by :func:`.check_mask` for ``getattr(module, name)``.
 
     Returns
@@ -488,20 +649,53 @@ def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Mod
     >>> sorted(lin.state_dict())
     ['parametrizations.weight.0.mask', 'parametrizations.weight.original']
     """
+    func = "parametrize_mask"
     if not isinstance(module, nn.Module):
         raise TypeError(
-            f"module must be a torch.nn.Module, got {type(module).__name__}"
+            _arg_error(func, "module", "a torch.nn.Module", type(module).__name__)
         )
     if not isinstance(name, str):
-        raise TypeError(f"name must be a str, got {type(name).__name__}")
+        raise TypeError(_arg_error(func, "name", "a str", type(name).__name__))
     weight = getattr(module, name, None)
     if not isinstance(weight, torch.Tensor):
         raise AttributeError(
-            f"{type(module).__name__} has no tensor attribute {name!r} to mask"
+            _arg_error(
+                func,
+                "name",
+                f"the name of a tensor attribute of the {type(module).__name__}",
+                repr(name),
+            )
         )
-    bool_mask = check_mask(mask, weight)
+    bool_mask = _check_mask(mask, weight, func, weight_name=f"module.{name}")
     parametrize.register_parametrization(module, name, _MaskParametrization(bool_mask))
     return module
+
+
+def _mask_grad(grad: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """``grad`` with exact zeros outside ``keep``; dense or sparse COO ``grad``."""
+    if keep.device != grad.device:
+        keep = keep.to(grad.device)
+    if grad.layout == torch.sparse_coo:
+        # nn.Embedding(sparse=True) and friends: mask the stored values only.
+        grad = grad.coalesce()
+        indices, values = grad.indices(), grad.values()
+        kept = keep[tuple(indices)]  # one row per stored value
+        return torch.sparse_coo_tensor(
+            indices,
+            _zero_outside(values, kept),
+            grad.shape,
+            is_coalesced=True,
+        )
+    if grad.layout != torch.strided or grad.is_nested:
+        raise TypeError(
+            _arg_error(
+                "register_grad_mask",
+                "param",
+                "a tensor whose gradient is dense or sparse COO",
+                f"one whose gradient is {_layout(grad)}",
+            )
+        )
+    return _zero_outside(grad, keep)
 
 
 def register_grad_mask(param: torch.Tensor, mask: torch.Tensor) -> RemovableHandle:
@@ -511,20 +705,20 @@ def register_grad_mask(param: torch.Tensor, mask: torch.Tensor) -> RemovableHand
     a new tensor (``torch.where(M, grad, 0)``) and never modifies the
     incoming gradient in place. The forward pass is unchanged, which is the
     difference from :func:`.apply_mask`: here the masked-out weights still
-    take part in the computation, only their gradient is zeroed.
+    take part in the computation, only their gradient is zeroed. Sparse COO
+    gradients (``nn.Embedding(..., sparse=True)``) stay sparse: their stored
+    values are masked.
 
-    Zero gradient is not the same as frozen: an optimizer with weight decay
-    or with momentum/Adam state from earlier steps still moves the entries;
-    use :func:`.keep_frozen` for a guarantee.
-
-    The mask is copied at registration; changing it later has no effect.
+    A zero gradient does not keep an entry frozen (see the Notes of
+    :func:`.keep_frozen`). The mask is copied at registration; changing it
+    later has no effect.
 
     Parameters
     ----------
-    param:
-        A leaf tensor that requires grad, typically an
+    param : torch.Tensor
+        A dense leaf tensor that requires grad, typically an
         :class:`torch.nn.Parameter`.
-    mask:
+    mask : torch.Tensor
         A mask accepted by :func:`.check_mask` for ``param``.
 
     Returns
@@ -535,7 +729,8 @@ def register_grad_mask(param: torch.Tensor, mask: torch.Tensor) -> RemovableHand
     Raises
     ------
     TypeError
-        If ``param`` is not a tensor or ``mask`` fails :func:`.check_mask`.
+        If ``param`` is not a dense tensor or ``mask`` fails
+        :func:`.check_mask`.
     ValueError
         If ``param`` is not a leaf, does not require grad, or ``mask`` fails
         :func:`.check_mask`.
@@ -551,26 +746,30 @@ def register_grad_mask(param: torch.Tensor, mask: torch.Tensor) -> RemovableHand
             [3., 3.]])
     >>> handle.remove()
     """
-    if not isinstance(param, torch.Tensor):
-        raise TypeError(f"param must be a torch.Tensor, got {type(param).__name__}")
+    func = "register_grad_mask"
+    param = _check_tensor(param, func, "param")
     if not param.requires_grad:
         raise ValueError(
-            "param must require grad to have a gradient to mask; "
-            "call param.requires_grad_() first"
+            _arg_error(
+                func,
+                "param",
+                "a tensor that requires grad (call param.requires_grad_() first)",
+                "one that does not",
+            )
         )
     if not param.is_leaf:
         raise ValueError(
-            "param must be a leaf tensor (a tensor you created, such as an "
-            "nn.Parameter), not the result of an operation: only leaves "
-            "accumulate .grad"
+            _arg_error(
+                func,
+                "param",
+                "a leaf tensor such as an nn.Parameter (only leaves accumulate .grad)",
+                f"the result of an operation ({type(param.grad_fn).__name__})",
+            )
         )
-    bool_mask = check_mask(mask, param).detach().clone()
+    keep = _check_mask(mask, param, func, weight_name="param").detach().clone()
 
     def hook(grad: torch.Tensor) -> torch.Tensor:
-        keep = (
-            bool_mask if bool_mask.device == grad.device else bool_mask.to(grad.device)
-        )
-        return torch.where(keep, grad, 0.0)
+        return _mask_grad(grad, keep)
 
     handle: RemovableHandle = param.register_hook(hook)  # type: ignore[no-untyped-call]
     return handle
@@ -584,9 +783,9 @@ class FrozenReport:
     """What changed between two snapshots of a weight, outside and inside a mask.
 
     Made by :func:`.frozen_report`. An entry counts as moved when its value
-    differs (with ``==``, so ``0.0`` and ``-0.0`` are equal, as for
-    :func:`torch.equal`); an entry that is ``nan`` in both snapshots counts
-    as unchanged.
+    differs (with ``==`` in the tensors' own dtype, so ``0.0`` and ``-0.0``
+    are equal, as for :func:`torch.equal`, and 64-bit integers are compared
+    exactly); an entry that is ``nan`` in both snapshots counts as unchanged.
 
     Examples
     --------
@@ -605,8 +804,9 @@ class FrozenReport:
     moved_outside: int
     """Number of entries outside the mask whose value changed."""
     max_abs_change_outside: float
-    """Largest ``|after - before|`` outside the mask; ``0.0`` when none moved,
-    ``inf`` when an entry became or stopped being ``nan`` or infinite."""
+    """Largest ``|after - before|`` outside the mask, as a float; ``0.0`` when
+    none moved, ``inf`` when an entry became or stopped being ``nan`` or
+    infinite."""
     total_inside: int
     """Number of entries inside the mask (where it is ``True``)."""
     moved_inside: int
@@ -626,6 +826,27 @@ class FrozenReport:
         )
 
 
+def _abs_change(old: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
+    """``|new - old|`` as float64; exact before rounding, for every real dtype.
+
+    Converting 64-bit integers to float64 first would round them (above
+    ``2**53``), so their difference is taken in 64-bit integer arithmetic:
+    ``max - min`` wraps around at most once, and read as unsigned it is exact.
+    """
+    if old.dtype in (torch.int64, torch.uint64):
+        if old.dtype == torch.uint64:
+            # uint64 has almost no CPU kernels; flipping the top bit maps its
+            # order onto int64's, and leaves differences unchanged.
+            old = old.view(torch.int64) ^ (-(2**63))
+            new = new.view(torch.int64) ^ (-(2**63))
+        diff = torch.maximum(old, new) - torch.minimum(old, new)
+        return diff.view(torch.uint64).to(torch.float64)
+    if old.dtype == torch.bool:
+        return (old != new).to(torch.float64)
+    change = (new.to(torch.float64) - old.to(torch.float64)).abs()
+    return change.nan_to_num(nan=math.inf, posinf=math.inf)
+
+
 def frozen_report(
     before: torch.Tensor, after: torch.Tensor, mask: torch.Tensor
 ) -> FrozenReport:
@@ -633,14 +854,17 @@ def frozen_report(
 
     Take ``before`` with ``param.detach().clone()`` (a clone: the optimizer
     updates ``param`` in place), train, then pass ``param`` as ``after``.
-    Neither tensor is modified.
+    Neither tensor is modified. Values are compared in their own dtype, so
+    every change is seen, even a change of 1 in an ``int64`` or ``uint64``
+    value above ``2**53``.
 
     Parameters
     ----------
-    before, after:
+    before, after : torch.Tensor
         The weight before and after, of the same shape, dtype and device.
-        Real dtypes only.
-    mask:
+        Real dtypes only (bool, integer or floating), on a device that holds
+        values (not ``meta``).
+    mask : torch.Tensor
         A mask accepted by :func:`.check_mask` for ``before``; ``True`` marks
         the entries that were meant to train.
 
@@ -653,11 +877,11 @@ def frozen_report(
     Raises
     ------
     TypeError
-        If ``before`` or ``after`` is not a real tensor, their dtypes differ,
-        or ``mask`` fails :func:`.check_mask`.
+        If ``before`` or ``after`` is not a dense real tensor, their dtypes
+        differ, or ``mask`` fails :func:`.check_mask`.
     ValueError
-        If their shapes or devices differ, or ``mask`` fails
-        :func:`.check_mask`.
+        If their shapes or devices differ, they are on the meta device, or
+        ``mask`` fails :func:`.check_mask`.
 
     Examples
     --------
@@ -671,37 +895,48 @@ def frozen_report(
     >>> print(report)
     NOT frozen: 1/2 outside the mask moved (max |change| 0.25), 1/2 inside moved
     """
+    func = "frozen_report"
     for label, value in (("before", before), ("after", after)):
-        if not isinstance(value, torch.Tensor):
-            raise TypeError(
-                f"{label} must be a torch.Tensor, got {type(value).__name__}"
-            )
+        _check_tensor(value, func, label)
         if value.is_complex():
-            raise TypeError(f"{label} must have a real dtype, got {value.dtype}")
-    if before.shape != after.shape:
+            raise TypeError(_arg_error(func, label, "a real tensor", value.dtype))
+    if after.shape != before.shape:
         raise ValueError(
-            f"before and after must have the same shape, got "
-            f"{tuple(before.shape)} and {tuple(after.shape)}"
+            _arg_error(
+                func,
+                "after",
+                f"have the same shape as 'before' {tuple(before.shape)}",
+                tuple(after.shape),
+            )
         )
-    if before.dtype != after.dtype:
+    if after.dtype != before.dtype:
         raise TypeError(
-            f"before and after must have the same dtype, got "
-            f"{before.dtype} and {after.dtype}"
+            _arg_error(
+                func,
+                "after",
+                f"of the same dtype as 'before' ({before.dtype})",
+                after.dtype,
+            )
         )
-    if before.device != after.device:
+    if after.device != before.device:
         raise ValueError(
-            f"before and after must be on the same device, got "
-            f"{before.device} and {after.device}"
+            _arg_error(
+                func,
+                "after",
+                f"on the same device as 'before' ({before.device})",
+                str(after.device),
+            )
         )
-    inside = check_mask(mask, before)
+    _check_has_data(before, func, "before")
+    inside = _check_mask(mask, before, func, weight_name="before")
     with torch.no_grad():
-        old = before.detach().to(torch.float64)
-        new = after.detach().to(torch.float64)
-        moved = (old != new) & ~(old.isnan() & new.isnan())
+        old, new = before.detach(), after.detach()
+        moved = old != new
+        if old.is_floating_point():
+            moved &= ~(old.isnan() & new.isnan())
         outside = ~inside
         moved_outside = moved & outside
-        change = (new - old).abs().nan_to_num(nan=math.inf, posinf=math.inf)
-        change = change[moved_outside]
+        change = _abs_change(old[moved_outside], new[moved_outside])
         max_change = float(change.max()) if change.numel() else 0.0
         return FrozenReport(
             total_outside=int(outside.sum()),
@@ -710,6 +945,18 @@ def frozen_report(
             total_inside=int(inside.sum()),
             moved_inside=int((moved & inside).sum()),
         )
+
+
+class _HandlePair(RemovableHandle):
+    """One handle that removes two hooks (a step pre-hook and post-hook)."""
+
+    def __init__(self, first: RemovableHandle, second: RemovableHandle) -> None:
+        super().__init__(OrderedDict())
+        self._pair = (first, second)
+
+    def remove(self) -> None:
+        for handle in self._pair:
+            handle.remove()
 
 
 def keep_frozen(
@@ -725,43 +972,61 @@ def keep_frozen(
     (weight decay, momentum or Adam state, ``nan``), they end each step with
     exactly the values they had at registration.
 
-    A gradient mask alone (:func:`.register_grad_mask`, :func:`.apply_mask`)
-    does not guarantee this: decoupled or coupled weight decay
-    (``AdamW``, ``SGD(weight_decay=...)``) moves entries whose gradient is
-    zero, and momentum/Adam state built before the mask was applied keeps
-    moving them for many steps.
-
-    ``keep_frozen`` does not touch gradients. Combine it with
-    :func:`.register_grad_mask` when the frozen entries' gradients must not
-    influence anything else either, e.g. a gradient-norm clip or an
-    optimizer whose update is not elementwise. The restore runs only after
-    ``optimizer.step()``: inside a step (an LBFGS closure, say) and after any
-    other in-place write the entries may differ until the step ends, and
-    values you write into them on purpose are overwritten at the next step.
+    A step pre-hook first checks that ``param`` still fits the copy. A cast
+    or move of the parameter in place, such as ``model.double()`` or
+    ``model.to(device)``, is followed: the copy is cast or moved the same
+    way, so the frozen entries keep exactly the values the cast gave them. A
+    parameter whose shape changed raises a :class:`RuntimeError` before the
+    optimizer has modified anything.
 
     Parameters
     ----------
-    optimizer:
+    optimizer : torch.optim.Optimizer
         The optimizer that updates ``param``.
-    param:
-        A tensor in one of ``optimizer.param_groups``.
-    mask:
+    param : torch.Tensor
+        A tensor in one of ``optimizer.param_groups``, on a device that holds
+        values (not ``meta``).
+    mask : torch.Tensor
         A mask accepted by :func:`.check_mask` for ``param``; ``True`` marks
         the entries that may train. It is copied at registration.
 
     Returns
     -------
     torch.utils.hooks.RemovableHandle
-        Call ``.remove()`` on it to stop restoring.
+        Call ``.remove()`` on it to stop restoring (both hooks go).
 
     Raises
     ------
     TypeError
         If ``optimizer`` is not a :class:`torch.optim.Optimizer`, ``param``
-        is not a tensor, or ``mask`` fails :func:`.check_mask`.
+        is not a dense tensor, or ``mask`` fails :func:`.check_mask`.
     ValueError
         If ``param`` is not in the optimizer's ``param_groups`` (compared by
-        identity), or ``mask`` fails :func:`.check_mask`.
+        identity), is on the meta device, or ``mask`` fails
+        :func:`.check_mask`.
+
+    Notes
+    -----
+    **A zero gradient is not frozen.** Masking the weight in the forward pass
+    (:func:`.apply_mask`, :func:`.parametrize_mask`,
+    :class:`~autograd_notes.MaskedLinear`) or its gradient
+    (:func:`.register_grad_mask`) gives the entries outside the mask exactly
+    zero gradient, but an optimizer can still move them:
+
+    * weight decay, coupled (``SGD(weight_decay=...)``, ``Adam``) or
+      decoupled (``AdamW``, whose default is ``weight_decay=0.01``), shrinks
+      every entry whatever its gradient;
+    * momentum or Adam state built up before the mask was applied keeps
+      moving them for many steps.
+
+    Only writing the values back, as ``keep_frozen`` does, guarantees
+    bit-identical entries. It does not touch gradients: combine it with
+    :func:`.register_grad_mask` when the frozen entries' gradients must not
+    influence anything else either, e.g. a gradient-norm clip or an
+    optimizer whose update is not elementwise. The restore runs only after
+    ``optimizer.step()``: inside a step (an LBFGS closure, say) and after any
+    other in-place write the entries may differ until the step ends, and
+    values you write into them on purpose are overwritten at the next step.
 
     Examples
     --------
@@ -779,22 +1044,45 @@ def keep_frozen(
             [1.0000, 0.5750]])
     >>> handle.remove()
     """
+    func = "keep_frozen"
     if not isinstance(optimizer, torch.optim.Optimizer):
         raise TypeError(
-            f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}"
+            _arg_error(
+                func, "optimizer", "a torch.optim.Optimizer", type(optimizer).__name__
+            )
         )
-    if not isinstance(param, torch.Tensor):
-        raise TypeError(f"param must be a torch.Tensor, got {type(param).__name__}")
+    param = _check_tensor(param, func, "param")
     if not any(p is param for group in optimizer.param_groups for p in group["params"]):
         raise ValueError(
-            "param is not in the optimizer's param_groups: keep_frozen can only "
-            "restore a tensor that this optimizer updates"
+            _arg_error(
+                func,
+                "param",
+                "a tensor in the optimizer's param_groups (compared by identity)",
+                "one that this optimizer does not update",
+            )
         )
-    frozen = ~check_mask(mask, param).detach()
-    values = param.detach()[frozen].clone()
+    _check_has_data(param, func, "param")
+    frozen = ~_check_mask(mask, param, func, weight_name="param").detach()
+    # The snapshot, followed through casts and moves of `param` (see pre_step).
+    kept = {"where": frozen, "values": param.detach()[frozen].clone()}
 
-    def restore(_optimizer: torch.optim.Optimizer, _args: Any, _kwargs: Any) -> None:
+    def pre_step(_optimizer: torch.optim.Optimizer, _args: Any, _kwargs: Any) -> None:
+        if param.shape != frozen.shape:
+            raise RuntimeError(
+                f"keep_frozen() was registered for a parameter of shape "
+                f"{tuple(frozen.shape)}, which now has shape {tuple(param.shape)}; "
+                "the optimizer step did not run. Call handle.remove() and "
+                "keep_frozen() again with a mask of the new shape."
+            )
+        if kept["where"].device != param.device:
+            kept["where"] = kept["where"].to(param.device)
+        if kept["values"].device != param.device or kept["values"].dtype != param.dtype:
+            kept["values"] = kept["values"].to(param.device, param.dtype)
+
+    def post_step(_optimizer: torch.optim.Optimizer, _args: Any, _kwargs: Any) -> None:
         with torch.no_grad():
-            param[frozen] = values
+            param[kept["where"]] = kept["values"]
 
-    return optimizer.register_step_post_hook(restore)
+    before = optimizer.register_step_pre_hook(pre_step)
+    after = optimizer.register_step_post_hook(post_step)
+    return _HandlePair(before, after)
