@@ -13,15 +13,14 @@ into ``nan``.
 # %%
 # ``gradcheck`` compares ``backward`` with finite differences
 # -----------------------------------------------------------
-# :func:`torch.autograd.gradcheck` nudges every entry of every input that
+# :func:`torch.autograd.gradcheck` nudges each entry of each input that
 # requires grad, measures how the output moves (finite differences), and
-# compares that with what ``backward`` returns. The nudges are tiny, so
-# rounding errors must be tinier still.
+# compares that with what ``backward`` returns.
 #
-# **Common mistake: checking in** ``float32``. The finite differences drown in
-# rounding noise, and a *correct* Function fails. ``gradcheck`` warns about
-# it; the package's :class:`~autograd_notes.MaskedLinearFunction` in prune
-# mode, where its gradient is the true derivative, shows the failure:
+# **Common mistake: checking in** ``float32``. The nudges are tiny, the
+# finite differences drown in rounding noise, and a *correct* Function
+# fails, such as :class:`~autograd_notes.MaskedLinearFunction` in prune mode
+# (where its gradient is the true derivative). ``gradcheck`` warns:
 import warnings
 
 import torch
@@ -72,10 +71,10 @@ with expect_error(GradcheckError, "with respect to input 1"):
     gradcheck(MaskedLinearFunction.apply, (x64, w64, mask, b64, "freeze"))
 
 # %%
-# So test such a Function in two parts: hold the weight fixed
-# (``requires_grad=False``) and ``gradcheck`` the rest, then compare the
-# weight gradient with its specification, here "plain autograd's gradient,
-# zero outside the mask".
+# So test it in two parts: ``gradcheck`` the rest with the weight held fixed
+# (``requires_grad=False``), and compare the weight gradient with its
+# specification, "plain autograd's gradient, zero outside the mask", as
+# below.
 fixed_w = w64.detach()
 print(
     "input and bias:",
@@ -368,6 +367,8 @@ _v = torch.zeros(3, requires_grad=True)
 torch.linalg.norm(_v).backward()
 assert torch.equal(_v.grad, torch.zeros(3))
 _v = torch.zeros(3, requires_grad=True)
-(_length := (_v * _v).sum().sqrt()).backward()
+_squares = (_v * _v).sum()
+assert torch.autograd.grad(_squares.sqrt(), _squares, retain_graph=True)[0].isinf()
+_squares.sqrt().backward()
 assert _v.grad.isnan().all()
 # sphinx_gallery_end_ignore
