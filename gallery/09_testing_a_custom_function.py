@@ -242,51 +242,75 @@ for _mode in ("freeze", "prune"):
 # %%
 # Where does a ``nan`` gradient come from? Anomaly mode
 # -----------------------------------------------------
-# A classic trap: to avoid :math:`\sqrt{x}` at :math:`x \le 0` one writes
-# ``torch.where(x > 0, torch.sqrt(x), 0)``. The forward pass is clean, but
-# ``sqrt`` was still computed at 0, and its backward multiplies the zero
-# gradient from ``where`` by :math:`1/(2\sqrt{0}) = \infty`: ``nan``. In a
-# big model nothing says *which* operation did it.
-# ``torch.autograd.detect_anomaly()`` does: backward checks each node's
-# output and raises at the first ``nan``, naming the node. It also warns
-# with the traceback of the forward line that created the node (not shown
-# here: it holds file paths).
+# A gradient full of ``nan`` says nothing about *which* backward produced
+# it. Here a hand-written square root clamps its input in the forward pass,
+# but its ``backward`` forgets the clamp: at a negative input it takes
+# :math:`\sqrt{x}` of a negative number. Inside
+# ``torch.autograd.detect_anomaly()``, backward checks each node's output
+# and raises at the first ``nan``, naming the node. (It also warns with the
+# traceback of the forward line that created the node, not shown here: it
+# holds file paths. :ref:`sphx_glr_tutorials_11_non_differentiable_points.py`
+# uses it on the ``torch.where`` trap.)
+
+
+class ClampedSqrt(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return torch.sqrt(x.clamp(min=0))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output / (2 * torch.sqrt(x))  # BUG: x itself, not clamped
+
+
 # sphinx_gallery_start_ignore
 warnings.filterwarnings("ignore", "Error detected in", UserWarning)
 # sphinx_gallery_end_ignore
-s = torch.tensor([0.0, 1.0, 4.0], requires_grad=True)
+s = torch.tensor([-1.0, 1.0, 4.0], requires_grad=True)
 with (
     expect_warning(UserWarning, "Anomaly Detection has been enabled"),
     torch.autograd.detect_anomaly(),
 ):
-    root = torch.where(s > 0, torch.sqrt(s), 0.0)
-    with expect_error(RuntimeError, "returned nan values"):
-        root.sum().backward()
+    loss = (ClampedSqrt.apply(s) * torch.tensor([1.0, 2.0, 3.0])).sum()
+    with expect_error(RuntimeError, "'ClampedSqrtBackward' returned nan"):
+        loss.backward()
 
 # sphinx_gallery_start_ignore
-_message = ""
 with warnings.catch_warnings(record=True) as _caught:
     warnings.simplefilter("always")
     with torch.autograd.detect_anomaly():
-        _root = torch.where(s > 0, torch.sqrt(s), 0.0)
+        _loss = ClampedSqrt.apply(s).sum()
+        _message = ""
         try:
-            _root.sum().backward()
+            _loss.backward()
         except RuntimeError as _err:
             _message = str(_err)
-assert "Function 'SqrtBackward0' returned nan values" in _message
-assert any("Error detected in SqrtBackward0" in str(m.message) for m in _caught)
+assert "Function 'ClampedSqrtBackward' returned nan values" in _message
+assert any("Error detected in ClampedSqrtBackward" in str(m.message) for m in _caught)
 assert any("Traceback of forward call" in str(m.message) for m in _caught)
-s.grad = None
-torch.where(s > 0, torch.sqrt(s), 0.0).sum().backward()
-assert s.grad.isnan().tolist() == [True, False, False]
 # sphinx_gallery_end_ignore
 
 # %%
-# Anomaly mode slows everything down, so switch it on only while hunting.
-# The fix keeps the unsafe value away from ``sqrt`` *before* it runs:
+# Anomaly mode slows everything down: switch it on only while hunting. The
+# fix makes ``backward`` follow ``forward``: zero slope where the input was
+# clamped.
+
+
+class FixedClampedSqrt(ClampedSqrt):
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        slope = torch.where(x > 0, 0.5 / torch.sqrt(x.clamp(min=0)), 0.0)
+        return grad_output * slope
+
+
 s.grad = None
-safe = torch.where(s > 0, s, 1.0)
-torch.where(s > 0, torch.sqrt(safe), 0.0).sum().backward()
+FixedClampedSqrt.apply(s).sum().backward()
 print("gradient:", s.grad)
 
 # sphinx_gallery_start_ignore
@@ -303,8 +327,8 @@ assert torch.allclose(s.grad, torch.tensor([0.0, 0.5, 0.25]))
 #   requiring grad.
 # * Where the gradient is wrong on purpose, compare that part with its
 #   specification and ``gradcheck`` the rest.
-# * ``backward`` is ordinary Python: print ``ctx.needs_input_grad`` and the
-#   shapes inside it when in doubt.
+# * ``backward`` is ordinary Python: print ``ctx.needs_input_grad`` and
+#   shapes in it.
 # * ``detect_anomaly`` names the node that first produced a ``nan``.
 #
 # Exercises
@@ -348,27 +372,16 @@ assert gradcheck(FirstTry.apply, (x20, w20, location, b20.detach()))
 # sphinx_gallery_end_ignore
 
 # %%
-# **3. Find it.** The Euclidean length written by hand,
-# ``(v * v).sum().sqrt()``, has a ``nan`` gradient at ``v = 0``. Which node
-# does anomaly mode name, and why not ``SqrtBackward0``?
+# **3. Predict.** Would ``gradcheck`` have caught the bug in
+# ``ClampedSqrt``? Run it in ``float64`` at ``[-1.0, 4.0]``.
 #
 # **Solution**
 
 # %%
-v = torch.zeros(3, requires_grad=True)
-with expect_warning(UserWarning, "Anomaly"), torch.autograd.detect_anomaly():
-    length = (v * v).sum().sqrt()
-    with expect_error(RuntimeError, "MulBackward0"):
-        length.backward()
-# SqrtBackward0 returns inf, not nan. The first nan appears when
-# MulBackward0 multiplies that inf by v = 0. (torch.linalg.norm handles 0.)
+points = torch.tensor([-1.0, 4.0], dtype=torch.float64, requires_grad=True)
+with expect_error(GradcheckError, "with respect to input 0"):
+    gradcheck(ClampedSqrt.apply, (points,))
+# Yes: the finite differences give slope 0 at -1; backward gives nan.
 # sphinx_gallery_start_ignore
-_v = torch.zeros(3, requires_grad=True)
-torch.linalg.norm(_v).backward()
-assert torch.equal(_v.grad, torch.zeros(3))
-_v = torch.zeros(3, requires_grad=True)
-_squares = (_v * _v).sum()
-assert torch.autograd.grad(_squares.sqrt(), _squares, retain_graph=True)[0].isinf()
-_squares.sqrt().backward()
-assert _v.grad.isnan().all()
+assert gradcheck(FixedClampedSqrt.apply, (points,))
 # sphinx_gallery_end_ignore
