@@ -14,12 +14,15 @@ Four modules, one idea each:
 Importing the package has no side effects beyond importing ``torch``.
 """
 
+from autograd_notes.drawing import draw_graph
 from autograd_notes.expect import expect_error, expect_warning
 from autograd_notes.graph import (
-    draw_graph,
+    ModuleTrace,
     format_graph,
+    free_graph,
     render_dot,
     to_dot,
+    track_modules,
     walk_graph,
 )
 from autograd_notes.masked_linear import (
@@ -46,6 +49,7 @@ __all__ = [
     "FrozenReport",
     "MaskedLinear",
     "MaskedLinearFunction",
+    "ModuleTrace",
     "__version__",
     "apply_mask",
     "check_mask",
@@ -53,6 +57,7 @@ __all__ = [
     "expect_error",
     "expect_warning",
     "format_graph",
+    "free_graph",
     "frozen_report",
     "keep_frozen",
     "mask_from_condition",
@@ -63,5 +68,6 @@ __all__ = [
     "register_grad_mask",
     "render_dot",
     "to_dot",
+    "track_modules",
     "walk_graph",
 ]
