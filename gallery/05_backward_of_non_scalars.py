@@ -224,6 +224,7 @@ assert torch.allclose(kept, 2 * vjp)
 # stores that in ``x.grad``. A reference you kept no longer follows ``.grad``.
 # (PyTorch warns that such a ``.grad`` refers back to ``x``, a reference
 # cycle; the warning is silenced here.)
+
 # sphinx_gallery_start_ignore
 # warn-always mode: do not use up this once-per-process warning (tutorial 12)
 _warn_always = torch.is_warn_always_enabled()

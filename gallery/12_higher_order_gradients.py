@@ -64,7 +64,7 @@ assert torch.equal(d2y_dx2, 6 * x.detach())
 # that holds the parameter. PyTorch warns about that reference cycle and
 # recommends ``torch.autograd.grad``, which returns the gradient instead of
 # storing it.
-#
+
 # sphinx_gallery_start_ignore
 import warnings
 
@@ -234,7 +234,7 @@ assert torch.allclose(hv, H @ v)
 # ``torch.autograd.functional.hvp(loss_fn, w, v)``; tutorial
 # :ref:`sphx_glr_tutorials_13_forward_mode_and_torch_func.py` shows a third
 # way, with forward mode.
-#
+
 # sphinx_gallery_start_ignore
 assert torch.allclose(torch.autograd.functional.hvp(loss_fn, w.detach(), v)[1], hv)
 # sphinx_gallery_end_ignore
