@@ -40,29 +40,33 @@ def run(cmd: list[str], log: Path, **kwargs: object) -> bool:
 
 
 def make_env(version: str, log: Path) -> Path:
-    """A fresh venv with ``torch==version`` and this package's wheel."""
+    """A venv with ``torch==version`` and this package's wheel, built now.
+
+    torch and the test dependencies are installed once per version and pins;
+    the package itself is reinstalled from a fresh wheel on every run.
+    """
     env = WORK / f"torch-{version}"
     python = env / "bin" / "python"
+    pins = env / "constraints.txt"  # the project's pins, except torch
+    pip = [str(python), "-m", "pip", "install", "--quiet", "-c", str(pins)]
     stamp = env / ".installed"
     wanted = f"torch=={version}\n" + (ROOT / "constraints.txt").read_text()
-    if stamp.exists() and stamp.read_text() == wanted:
-        return python
-    venv.create(env, with_pip=True, clear=True)
-    pins = env / "constraints.txt"  # the project's pins, except torch
-    lines = (ROOT / "constraints.txt").read_text().splitlines()
-    pins.write_text("\n".join(x for x in lines if not x.startswith("torch==")))
-    pip = [str(python), "-m", "pip", "install", "--quiet", "-c", str(pins)]
-    if not run([*pip, f"torch=={version}"], log):
-        raise SystemExit(f"could not install torch=={version}; see {log}")
-    if not run([*pip, f"{ROOT}[test]"], log):  # a wheel, not an editable install
+    if not (stamp.exists() and stamp.read_text() == wanted):
+        venv.create(env, with_pip=True, clear=True)
+        lines = (ROOT / "constraints.txt").read_text().splitlines()
+        pins.write_text("\n".join(x for x in lines if not x.startswith("torch==")))
+        if not run([*pip, f"torch=={version}", f"{ROOT}[test]"], log):
+            raise SystemExit(f"could not install torch=={version}; see {log}")
+        stamp.write_text(wanted)
+    # A wheel, not an editable install: what a reader gets from pip.
+    if not run([*pip, "--no-deps", "--force-reinstall", str(ROOT)], log):
         raise SystemExit(f"could not install the package; see {log}")
-    stamp.write_text(wanted)
     return python
 
 
-def pytest_counts(python: Path, log: Path, *args: str) -> str:
+def pytest_counts(python: Path, log: Path, name: str, *args: str) -> str:
     """Run pytest, return ``passed/total``."""
-    report = log.with_suffix(f".{len(args)}.json")
+    report = log.with_suffix(f".{name}.xml")
     cmd = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     cmd += ["-o", "addopts=", "-W", "error", "--import-mode=importlib", *args]
     run([*cmd, f"--junit-xml={report}"], log, cwd=ROOT)
@@ -89,22 +93,26 @@ def check_version(version: str) -> dict[str, str]:
     log.write_text("")
     python = make_env(version, log)
     results = {
-        "unit tests": pytest_counts(python, log, "tests", "-m", "not slow"),
-        "doctests": pytest_counts(python, log, "--doctest-modules", "src"),
+        "unit tests": pytest_counts(python, log, "unit", "tests", "-m", "not slow"),
+        "doctests": pytest_counts(python, log, "doctests", "--doctest-modules", "src"),
     }
     scripts = sorted((ROOT / "gallery").glob("[0-9][0-9]_*.py"))
     passed = sum(
         run([str(python), "-W", "error", str(s)], log, cwd=s.parent) for s in scripts
     )
     results["gallery scripts"] = f"{passed}/{len(scripts)}"
-    pages = [p for p in sorted((ROOT / "docs").rglob("*.md")) if "_build" not in p.parts]
+    pages = [
+        p for p in sorted((ROOT / "docs").rglob("*.md")) if "_build" not in p.parts
+    ]
     codes = [(p, c) for p in pages if (c := page_code(p)) is not None]
     passed = 0
     with tempfile.TemporaryDirectory() as tmp:
         for page, code in codes:
             script = Path(tmp) / f"{page.stem}.py"
             script.write_text(code)
-            passed += run([str(python), "-W", "error", str(script)], log, cwd=page.parent)
+            passed += run(
+                [str(python), "-W", "error", str(script)], log, cwd=page.parent
+            )
     results["pages"] = f"{passed}/{len(codes)}"
     return results
 
