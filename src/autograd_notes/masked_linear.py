@@ -20,8 +20,9 @@ In both modes the input and bias gradients are exact. Masking is a product
 with ``M``, exactly like the usual ``W.grad * M``: a finite gradient becomes
 exactly zero outside the mask, while ``inf``/``nan`` there turn into ``nan``
 (and in prune mode so does an ``inf``/``nan`` weight entry outside the mask).
-A zero gradient does not keep an entry frozen under weight decay or old
-momentum; see the Notes of :func:`~autograd_notes.keep_frozen`.
+Remember that :ref:`a zero gradient is not frozen
+<zero-gradient-is-not-frozen>`: weight decay and momentum still move those
+entries (:func:`~autograd_notes.keep_frozen` stops them).
 
 :class:`MaskedLinearFunction` is the custom :class:`torch.autograd.Function`
 underneath: ``backward`` returns exactly one gradient per ``forward`` input,
@@ -449,7 +450,8 @@ class MaskedLinear(nn.Module):
             self.bias = nn.Parameter(torch.empty(self.out_features, **factory))
         else:
             self.register_parameter("bias", None)
-        if isinstance(mask, Tensor) and mask.shape != shape:
+        mask = _check_tensor(mask, func, "mask")
+        if mask.shape != shape:
             raise ValueError(
                 _arg_error(
                     func,

@@ -13,8 +13,24 @@ The module has three kinds of helpers:
   gradient instead (``W.grad * M``).
 * **Checking and guaranteeing**: :func:`.frozen_report` measures what an
   optimizer did outside the mask, and :func:`.keep_frozen` guarantees that the
-  entries outside the mask stay bit-identical through optimizer steps. A zero
-  gradient alone does not; the Notes of :func:`.keep_frozen` explain why.
+  entries outside the mask stay bit-identical through optimizer steps.
+
+.. _zero-gradient-is-not-frozen:
+
+**A zero gradient is not frozen.** Masking the weight in the forward pass
+(:func:`.apply_mask`, :func:`.parametrize_mask`,
+:class:`~autograd_notes.MaskedLinear`) or its gradient
+(:func:`.register_grad_mask`) gives the entries outside the mask exactly zero
+gradient, but an optimizer can still move them:
+
+* weight decay, coupled (``SGD`` or ``Adam`` with ``weight_decay=...``) or decoupled
+  (``AdamW``, whose default is ``weight_decay=0.01``), shrinks every entry
+  whatever its gradient;
+* momentum or Adam state built up before the mask was applied keeps moving
+  them for many steps.
+
+Only writing the values back, as :func:`.keep_frozen` does, guarantees
+bit-identical entries.
 
 None of these functions modifies a tensor you pass in, except
 :func:`.keep_frozen`, whose whole point is to write into the parameter after
@@ -601,8 +617,8 @@ def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Mod
     with ``module.to(device)`` and stays bool under ``module.to(dtype)``.
 
     ``original`` keeps its values at the masked-out entries (they are not
-    zeroed), and those entries receive exactly zero gradient; that does not
-    keep them frozen (see the Notes of :func:`.keep_frozen`).
+    zeroed), and those entries receive exactly zero gradient, but
+    :ref:`a zero gradient is not frozen <zero-gradient-is-not-frozen>`.
 
     The module is modified in place (a parametrization is registered) and
     returned; the ``mask`` argument is copied, not kept.
@@ -685,6 +701,7 @@ def _mask_grad(grad: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
             _zero_outside(values, kept),
             grad.shape,
             is_coalesced=True,
+            check_invariants=False,  # the indices of a coalesced tensor, unchanged
         )
     if grad.layout != torch.strided or grad.is_nested:
         raise TypeError(
@@ -709,9 +726,9 @@ def register_grad_mask(param: torch.Tensor, mask: torch.Tensor) -> RemovableHand
     gradients (``nn.Embedding(..., sparse=True)``) stay sparse: their stored
     values are masked.
 
-    A zero gradient does not keep an entry frozen (see the Notes of
-    :func:`.keep_frozen`). The mask is copied at registration; changing it
-    later has no effect.
+    Remember that :ref:`a zero gradient is not frozen
+    <zero-gradient-is-not-frozen>`. The mask is copied at registration;
+    changing it later has no effect.
 
     Parameters
     ----------
@@ -970,14 +987,26 @@ def keep_frozen(
     (:meth:`torch.optim.Optimizer.register_step_post_hook`) writes them back
     under :func:`torch.no_grad`. Whatever the optimizer did to those entries
     (weight decay, momentum or Adam state, ``nan``), they end each step with
-    exactly the values they had at registration.
+    exactly the values they had at registration. Masking the gradient alone
+    does not guarantee this: :ref:`a zero gradient is not frozen
+    <zero-gradient-is-not-frozen>`.
 
     A step pre-hook first checks that ``param`` still fits the copy. A cast
     or move of the parameter in place, such as ``model.double()`` or
-    ``model.to(device)``, is followed: the copy is cast or moved the same
-    way, so the frozen entries keep exactly the values the cast gave them. A
-    parameter whose shape changed raises a :class:`RuntimeError` before the
-    optimizer has modified anything.
+    ``model.to(device)``, is followed: before the next step the copy is cast
+    to the parameter's dtype and moved to its device, so the frozen entries
+    keep their values from registration (rounded, if the new dtype is
+    narrower, exactly as the cast rounded them). A parameter whose shape
+    changed raises a :class:`RuntimeError` before the optimizer has modified
+    anything.
+
+    ``keep_frozen`` does not touch gradients: combine it with
+    :func:`.register_grad_mask` when the frozen entries' gradients must not
+    influence anything else either, e.g. a gradient-norm clip or an
+    optimizer whose update is not elementwise. The restore runs only after
+    ``optimizer.step()``: inside a step (an LBFGS closure, say) and after any
+    other in-place write the entries may differ until the step ends, and
+    values you write into them on purpose are overwritten at the next step.
 
     Parameters
     ----------
@@ -1004,29 +1033,6 @@ def keep_frozen(
         If ``param`` is not in the optimizer's ``param_groups`` (compared by
         identity), is on the meta device, or ``mask`` fails
         :func:`.check_mask`.
-
-    Notes
-    -----
-    **A zero gradient is not frozen.** Masking the weight in the forward pass
-    (:func:`.apply_mask`, :func:`.parametrize_mask`,
-    :class:`~autograd_notes.MaskedLinear`) or its gradient
-    (:func:`.register_grad_mask`) gives the entries outside the mask exactly
-    zero gradient, but an optimizer can still move them:
-
-    * weight decay, coupled (``SGD(weight_decay=...)``, ``Adam``) or
-      decoupled (``AdamW``, whose default is ``weight_decay=0.01``), shrinks
-      every entry whatever its gradient;
-    * momentum or Adam state built up before the mask was applied keeps
-      moving them for many steps.
-
-    Only writing the values back, as ``keep_frozen`` does, guarantees
-    bit-identical entries. It does not touch gradients: combine it with
-    :func:`.register_grad_mask` when the frozen entries' gradients must not
-    influence anything else either, e.g. a gradient-norm clip or an
-    optimizer whose update is not elementwise. The restore runs only after
-    ``optimizer.step()``: inside a step (an LBFGS closure, say) and after any
-    other in-place write the entries may differ until the step ends, and
-    values you write into them on purpose are overwritten at the next step.
 
     Examples
     --------
@@ -1064,7 +1070,8 @@ def keep_frozen(
     _check_has_data(param, func, "param")
     frozen = ~_check_mask(mask, param, func, weight_name="param").detach()
     # The snapshot, followed through casts and moves of `param` (see pre_step).
-    kept = {"where": frozen, "values": param.detach()[frozen].clone()}
+    values = param.detach()[frozen].clone()
+    kept = {"where": frozen, "values": values}
 
     def pre_step(_optimizer: torch.optim.Optimizer, _args: Any, _kwargs: Any) -> None:
         if param.shape != frozen.shape:
@@ -1076,8 +1083,10 @@ def keep_frozen(
             )
         if kept["where"].device != param.device:
             kept["where"] = kept["where"].to(param.device)
-        if kept["values"].device != param.device or kept["values"].dtype != param.dtype:
-            kept["values"] = kept["values"].to(param.device, param.dtype)
+        if values.device != param.device or values.dtype != param.dtype:
+            # Always from the registration copy: half() then float() restores
+            # the original float values, not the rounded ones.
+            kept["values"] = values.to(param.device, param.dtype)
 
     def post_step(_optimizer: torch.optim.Optimizer, _args: Any, _kwargs: Any) -> None:
         with torch.no_grad():
