@@ -45,6 +45,17 @@ def test_expect_warning_prints_it(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.startswith("UserWarning: The .grad attribute")
 
 
+def test_expect_warning_drops_torchs_source_path(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    y = torch.ones(2, requires_grad=True) * 2
+    with expect_warning(UserWarning, "not a leaf Tensor"):
+        _ = y.grad
+    out = capsys.readouterr().out
+    assert "Triggered internally" not in out
+    assert out.rstrip().endswith("for more information.")
+
+
 def test_expect_warning_fails_when_nothing_warns() -> None:
     with (
         pytest.raises(AssertionError, match="expected UserWarning"),
