@@ -120,21 +120,6 @@ print("x.grad:", x.grad)
 assert y.tolist() == [0.0, 0.0, 2.0]
 assert x.grad[:2].isnan().all()
 assert x.grad[2].item() == 0.25
-# sphinx_gallery_end_ignore
-
-# %%
-# ``torch.sqrt`` ran on *all* entries, and the backward graph still
-# contains it. ``where`` sends a zero gradient to the branch it did not pick,
-# and ``sqrt``'s backward multiplies that zero by its own slope: at 0 that is
-# :math:`0 \cdot \infty`, at -1 it is :math:`0 \cdot \text{nan}`
-# (:math:`\sqrt{-1}` is already ``nan`` in the forward pass), and both are
-# ``nan``. Multiplying by a mask instead of ``where`` fails the same way.
-#
-# In a large model, ``torch.autograd.detect_anomaly()`` finds the culprit:
-# inside it, backward raises at the first node whose gradient contains a
-# ``nan``, here ``SqrtBackward0`` (it also slows everything down, so use it
-# only while debugging).
-# sphinx_gallery_start_ignore
 import warnings
 from contextlib import redirect_stdout
 from io import StringIO
@@ -153,6 +138,19 @@ _x = torch.tensor([0.0, 4.0], requires_grad=True)
 assert _x.grad[0].isnan()
 x.grad = None
 # sphinx_gallery_end_ignore
+
+# %%
+# ``torch.sqrt`` ran on *all* entries, and the backward graph still
+# contains it. ``where`` sends a zero gradient to the branch it did not pick,
+# and ``sqrt``'s backward multiplies that zero by its own slope: at 0 that is
+# :math:`0 \cdot \infty`, at -1 it is :math:`0 \cdot \text{nan}`
+# (:math:`\sqrt{-1}` is already ``nan`` in the forward pass), and both are
+# ``nan``. Multiplying by a mask instead of ``where`` fails the same way.
+#
+# In a large model, ``torch.autograd.detect_anomaly()`` finds the culprit:
+# inside it, backward raises at the first node whose gradient contains a
+# ``nan``, here ``SqrtBackward0`` (it also slows everything down, so use it
+# only while debugging).
 
 # %%
 # The fix, the "double ``where``": keep the unsafe values away from ``sqrt``
@@ -234,15 +232,6 @@ print("backward received for the index:", received[-1])
 # sphinx_gallery_start_ignore
 assert received[-1] is None
 assert x.grad.tolist() == [0.0, 1.0, 0.0]
-# sphinx_gallery_end_ignore
-
-# %%
-# An integer output can never require grad, so for an index the mark mostly
-# states intent. It matters for a *floating-point* output without a
-# derivative, such as a 0/1 mask: unmarked, it requires grad, and a loss
-# built on it runs and quietly yields a zero gradient, as if the mask were
-# differentiable.
-# sphinx_gallery_start_ignore
 
 
 class _ReluAndMask(torch.autograd.Function):
@@ -272,6 +261,13 @@ assert not torch.sort(_x).indices.requires_grad
 with redirect_stdout(StringIO()), expect_error(RuntimeError, "floating point dtype"):
     torch.zeros(1, dtype=torch.int64).requires_grad_()
 # sphinx_gallery_end_ignore
+
+# %%
+# An integer output can never require grad, so for an index the mark mostly
+# states intent. It matters for a *floating-point* output without a
+# derivative, such as a 0/1 mask: unmarked, it requires grad, and a loss
+# built on it runs and quietly yields a zero gradient, as if the mask were
+# differentiable.
 
 # %%
 # Exercises
