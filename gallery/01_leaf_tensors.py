@@ -37,12 +37,10 @@ assert (y.is_leaf, type(y.grad_fn).__name__) == (False, "MulBackward0")
 # sphinx_gallery_end_ignore
 
 # %%
-# After a backward pass the gradient lands in the leaf. ``y`` took part in
-# the computation, and autograd did compute the gradient with respect to
-# ``y`` on the way, but it passed it on and kept none: ``y.grad`` stays
-# ``None``. A non-leaf keeps its gradient only if you call ``y.retain_grad()``
-# before ``backward()``; :ref:`sphx_glr_tutorials_02_grad_fn_and_the_graph.py`
-# shows that, and the warning you get when you read ``y.grad`` without it.
+# After a backward pass the gradient lands in the leaf. Autograd computed the
+# gradient with respect to ``y`` on the way but kept none: ``y.grad`` stays
+# ``None``, unless you call ``y.retain_grad()`` before ``backward()``
+# (:ref:`sphx_glr_tutorials_02_grad_fn_and_the_graph.py` shows how).
 y.sum().backward()
 print(w.grad)
 
@@ -51,8 +49,7 @@ assert torch.equal(w.grad, torch.full((4, 4), 2.0))
 with warnings.catch_warnings(record=True):
     warnings.simplefilter("always")
     assert y.grad is None
-_y = w * 2
-_y.retain_grad()
+(_y := w * 2).retain_grad()
 _y.sum().backward()
 assert torch.equal(_y.grad, torch.ones(4, 4))
 w.grad = None
@@ -61,9 +58,9 @@ w.grad = None
 # %%
 # Slices and views of a leaf are not leaves
 # -----------------------------------------
-# Indexing, slicing, ``view`` and ``t()`` are operations too. Each returns a
-# tensor that shares memory with ``w`` and whose ``grad_fn`` leads back to
-# ``w``, so none of them is a leaf, although no arithmetic happened.
+# Indexing, slicing, ``view`` and ``t()`` are operations too. Each result
+# shares memory with ``w`` and has a ``grad_fn`` leading back to ``w``, so
+# none is a leaf, although no arithmetic happened.
 pieces = {"w[2, 3]": w[2, 3], "w[:2, :3]": w[:2, :3], "w.view(16)": w.view(16)}
 for expr, piece in pieces.items():
     print(f"{expr:10} is_leaf={piece.is_leaf}  grad_fn={piece.grad_fn.name()}")
@@ -81,15 +78,12 @@ assert not w.t().is_leaf
 # %%
 # Common mistake: freezing part of a weight with ``requires_grad_``
 # ------------------------------------------------------------------
-# "Train ``w`` but keep its top-left block fixed" is a common wish, and
-# switching off ``requires_grad`` on that block is the first thing people
-# try. The block is a non-leaf, so PyTorch refuses:
+# To keep the top-left block of ``w`` fixed, people first try switching off
+# ``requires_grad`` on that block. The block is a non-leaf, so PyTorch
+# refuses. On the leaf ``w`` the call works, but ``requires_grad`` is one
+# ``bool`` for the whole tensor, not a flag per element:
 with expect_error(RuntimeError, "only change requires_grad flags of leaf"):
     w[:2, :3].requires_grad_(False)
-
-# %%
-# On the leaf ``w`` itself the call works, but ``requires_grad`` is a single
-# ``bool`` for the whole tensor, not a flag per element:
 print(type(w.requires_grad).__name__, w.requires_grad)
 
 # sphinx_gallery_start_ignore
@@ -106,8 +100,8 @@ w.requires_grad_(True)
 # A computed tensor that does not require grad is a leaf too
 # ----------------------------------------------------------
 # Autograd records an operation only when an input requires grad. A result
-# computed from tensors that don't has no ``grad_fn``, so it is a leaf, and
-# you may switch its flag on like that of any tensor you created:
+# computed from tensors that don't has no ``grad_fn``: it is a leaf, and you
+# may switch its flag on:
 c = torch.ones(3) * 2
 print(f"c: is_leaf={c.is_leaf}, requires_grad={c.requires_grad}")
 c.requires_grad_(True)
@@ -123,19 +117,18 @@ assert ":attr:`grad_fn` is None" in torch.Tensor.is_leaf.__doc__
 # sphinx_gallery_end_ignore
 
 # %%
-# So the precise rule is: **a tensor is a leaf exactly when its**
-# ``grad_fn`` **is** ``None``: every tensor that does not require grad,
-# however it was made, and every tensor that requires grad and was created
-# rather than computed. The documentation of `Tensor.is_leaf
+# So **a tensor is a leaf exactly when its** ``grad_fn`` **is** ``None``:
+# every tensor that does not require grad, and every tensor that requires
+# grad and was created rather than computed, as the documentation of
+# `Tensor.is_leaf
 # <https://docs.pytorch.org/docs/stable/generated/torch.Tensor.is_leaf.html>`_
-# states the same rule.
+# states.
 #
 # Module parameters are leaves
 # ----------------------------
-# The weights and biases of every layer, however deep, are leaves: the
-# module's ``__init__`` creates them and the optimizer updates them; no
-# operation computes them. Here is a small MLP for 4x4 one-channel images,
-# and a seeded batch of five such images.
+# The weights and biases of every layer, however deep, are leaves: ``__init__``
+# creates them and the optimizer updates them; no operation computes them.
+# Here is a small MLP for a seeded batch of five 4x4 one-channel images:
 
 
 class MLP(nn.Module):
@@ -165,10 +158,9 @@ assert all(p.is_leaf and p.requires_grad for p in model.parameters())
 # %%
 # Common mistake: calling a layer's class inside ``forward``
 # ----------------------------------------------------------
-# Checking ``model.fc1.weight.is_leaf`` never runs ``forward``, so it cannot
-# tell you whether the model works. This version writes ``nn.Flatten(x)`` and
-# ``nn.ReLU(...)`` in ``forward``. That *constructs a new module* with the
-# tensor as a constructor argument instead of applying the layer, so the
+# Checking that parameters are leaves never runs ``forward``, so it cannot
+# tell you whether the model works. Writing ``nn.Flatten(x)`` or ``nn.ReLU(...)``
+# in ``forward`` *constructs a new module* instead of applying the layer, so the
 # first ``Linear`` receives a ``Flatten`` module:
 
 
@@ -194,14 +186,12 @@ assert isinstance(nn.ReLU(images), nn.Module)
 # sphinx_gallery_end_ignore
 
 # %%
-# The fix is the ``MLP`` above: build the layers once in ``__init__`` and
-# *call* them in ``forward`` (or use the functions ``torch.flatten`` and
-# ``F.relu``).
+# The fix is the ``MLP`` above: build the layers in ``__init__`` and *call*
+# them in ``forward`` (or use ``torch.flatten`` and ``F.relu``).
 #
 # After ``backward()``, the parameters hold ``.grad``
 # ---------------------------------------------------
-# To look at the activations too, run the layers step by step and keep the
-# intermediate tensors:
+# Run the layers step by step to keep the intermediate tensors too:
 flat = model.flatten(images)
 hidden = model.relu(model.fc1(flat))
 logits = model.fc2(hidden)
@@ -224,14 +214,12 @@ assert len(_caught) == 2  # reading .grad of the two non-leaves warns
 # sphinx_gallery_end_ignore
 
 # %%
-# ``hidden`` and ``logits`` are non-leaves, so their ``.grad`` stays
-# ``None``. ``images`` and ``flat`` are leaves, but they do not require grad,
-# so no gradient is computed for them at all. The graph of the loss shows
-# why: each parameter enters it through an ``AccumulateGrad`` node, the place
-# where backward adds into that parameter's ``.grad``, and the images do not
-# appear in it. (The weights pass through a ``TBackward0`` node because
-# ``nn.Linear`` multiplies by the transposed weight.)
-# :func:`~autograd_notes.format_graph` prints the graph as text:
+# ``hidden`` and ``logits`` are non-leaves: their ``.grad`` stays ``None``.
+# ``images`` and ``flat`` are leaves that do not require grad, so no gradient
+# is computed for them. In the graph of the loss, printed by
+# :func:`~autograd_notes.format_graph`, each parameter enters through an
+# ``AccumulateGrad`` node, which adds into its ``.grad``; the images do not
+# appear. (``nn.Linear`` multiplies by the transposed weight: ``TBackward0``.)
 print(format_graph(loss, names=dict(model.named_parameters())))
 
 # sphinx_gallery_start_ignore
@@ -239,29 +227,25 @@ _acc = [n.variable for n in walk_graph(loss) if type(n).__name__ == "AccumulateG
 assert {id(t) for t in _acc} == {id(p) for p in model.parameters()}
 assert len(_acc) == 4
 _t_nodes = [n for n in walk_graph(loss) if type(n).__name__ == "TBackward0"]
-assert {id(n.next_functions[0][0].variable) for n in _t_nodes} == {
-    id(model.fc1.weight),
-    id(model.fc2.weight),
-}
+_t_in = {id(n.next_functions[0][0].variable) for n in _t_nodes}
+assert _t_in == {id(model.fc1.weight), id(model.fc2.weight)}
 # sphinx_gallery_end_ignore
 
 # %%
 # What about ``torch.autograd.Variable``?
 # ---------------------------------------
 # Older code wraps tensors in ``Variable`` to make them differentiable.
-# Tensors do that themselves now: ``Variable`` is
-# deprecated and survives only as a call that returns a plain tensor (it does
-# not even warn). Write ``torch.ones(3, requires_grad=True)`` instead.
+# ``Variable`` is deprecated and survives only as a call that returns a plain
+# tensor (it does not even warn). Write ``torch.ones(3, requires_grad=True)``.
 from torch.autograd import Variable
 
 v = Variable(torch.ones(3), requires_grad=True)
 print(type(v).__name__, v.is_leaf, v.requires_grad)
 
 # sphinx_gallery_start_ignore
-with warnings.catch_warnings(record=True) as _caught:
-    warnings.simplefilter("always")
-    _v = Variable(torch.ones(3), requires_grad=True)
-assert _caught == []
+with warnings.catch_warnings():
+    warnings.simplefilter("error")  # any warning would raise here
+    Variable(torch.ones(3), requires_grad=True)
 assert (type(v), v.is_leaf, v.requires_grad) == (torch.Tensor, True, True)
 # sphinx_gallery_end_ignore
 

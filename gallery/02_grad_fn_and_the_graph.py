@@ -24,8 +24,7 @@ from autograd_notes import draw_graph, expect_warning, format_graph
 x = torch.tensor(2.0, requires_grad=True)
 y = x**2
 z = y + 3
-print(y)
-print(z)
+print(y, z, sep="\n")
 z.backward()  # the chain rule through both nodes: dz/dx = 2x = 4
 print(x.grad)
 
@@ -38,25 +37,18 @@ assert (z.item(), x.grad.item()) == (7.0, 4.0)
 # %%
 # Where the names come from
 # -------------------------
-# A node is named after the operation whose *backward formula* it runs:
-# ``Add`` + ``Backward`` + a digit. PyTorch defines those formulas in
-# `derivatives.yaml
+# A node is named after the operation whose *backward formula* it runs, plus
+# a digit. The formulas live in `derivatives.yaml
 # <https://github.com/pytorch/pytorch/blob/main/tools/autograd/derivatives.yaml>`_,
-# one entry per *overload* of an operator, and the digit numbers the
-# overloads of one name. ``pow`` has three: tensor to a number, tensor to a
-# tensor, number to a tensor. ``sum`` has two: all elements, or along a
-# dimension. The digit is **not** a counter of how often an operation ran:
-# two additions in a row give two ``AddBackward0`` nodes.
+# one per *overload*, and the digit numbers the overloads of one name:
+# ``pow`` has three (tensor to a number, tensor to a tensor, number to a
+# tensor), ``sum`` two (all elements, or along a dimension). The digit is
+# **not** a counter: two additions in a row give two ``AddBackward0`` nodes.
 v = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 m = torch.ones(2, 3, requires_grad=True)
-results = {
-    "v ** 2": v**2,
-    "v ** v": v**v,
-    "2 ** v": 2**v,
-    "v.sum()": v.sum(),
-    "m.sum(dim=0)": m.sum(dim=0),
-    "(v + 1) + 1": (v + 1) + 1,
-}
+results = {"v ** 2": v**2, "v ** v": v**v, "2 ** v": 2**v, "v.sum()": v.sum()}
+results["m.sum(dim=0)"] = m.sum(dim=0)
+results["(v + 1) + 1"] = (v + 1) + 1
 for expr, out in results.items():
     print(f"{expr:13} -> {out.grad_fn.name()}")
 
@@ -73,9 +65,8 @@ assert _twice.next_functions[0][0].name() == "AddBackward0"
 # %%
 # Print a node's name, never the node
 # -----------------------------------
-# ``print(z.grad_fn)`` shows ``<AddBackward0 object at 0x...>``: the
-# hexadecimal number is the node's memory address, which changes on every run
-# and says nothing about the graph. Print ``type(node).__name__`` or
+# ``print(z.grad_fn)`` shows ``<AddBackward0 object at 0x...>``, a memory
+# address that changes on every run. Print ``type(node).__name__`` or
 # ``node.name()`` instead. (Printing a *tensor* is fine: its
 # ``grad_fn=<AddBackward0>`` part has no address.)
 #
@@ -111,15 +102,13 @@ assert z.grad_fn.next_functions[1] == (None, 0)
 # sphinx_gallery_end_ignore
 
 # %%
-# All these node classes, ``AddBackward0`` as much as ``AccumulateGrad``, are
-# C++ classes that PyTorch exposes in ``torch._C._functions``. What differs
-# is who wrote them. The nodes of ordinary operations are *generated* from
-# ``derivatives.yaml``, and the generator gives each one a ``name()`` that
-# returns its short class name. A few nodes are written by hand, such as
-# ``AccumulateGrad``, or ``CopySlices``, which an in-place write into a slice
-# leaves behind (:ref:`sphx_glr_tutorials_04_in_place_and_views.py`). They
-# keep the default ``name()``: the full C++ name, namespace included.
-# ``type(node).__name__`` gives the short name of every node.
+# All node classes, ``AddBackward0`` as much as ``AccumulateGrad``, are C++
+# classes exposed in ``torch._C._functions``. The nodes of ordinary
+# operations are *generated* from ``derivatives.yaml`` with a ``name()`` that
+# returns the short class name. A few are written by hand, such as
+# ``AccumulateGrad`` or ``CopySlices``, which an in-place write into a slice
+# leaves behind (:ref:`sphx_glr_tutorials_04_in_place_and_views.py`); their
+# ``name()`` is the full C++ name. ``type(node).__name__`` is always short.
 t = x * torch.ones(3)
 t[0] = 0.0
 print(type(t.grad_fn).__name__, "|", t.grad_fn.name())
@@ -167,13 +156,8 @@ import warnings
 
 from autograd_notes import walk_graph
 
-_into_w = [
-    n
-    for n in walk_graph(loss)
-    for child, _ in n.next_functions
-    if type(child).__name__ == "AccumulateGrad" and child.variable is w
-]
-assert len(_into_w) == 2
+_edges = [child for n in walk_graph(loss) for child, _ in n.next_functions]
+assert sum(getattr(c, "variable", None) is w for c in _edges) == 2
 # sphinx_gallery_end_ignore
 
 # %%

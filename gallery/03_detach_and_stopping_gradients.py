@@ -2,11 +2,10 @@
 How do you stop gradients: ``detach``, ``no_grad`` or ``inference_mode``?
 ==========================================================================
 
-Sometimes a value should act as a constant: a fixed target, the output of
-an old network, a weight you do not want to train through. After this
-tutorial you can predict when a result requires grad, and choose between
-``detach()``, ``torch.no_grad()`` and ``torch.inference_mode()`` knowing
-what each one leaves behind.
+Sometimes a value should act as a constant: a fixed target, an old
+network's output, a weight you do not train. After this tutorial you can
+predict when a result requires grad, and choose between ``detach()``,
+``torch.no_grad()`` and ``torch.inference_mode()`` by what each leaves behind.
 """
 
 # %%
@@ -38,11 +37,10 @@ from io import StringIO  # hidden checks below print into it, not on the page
 # %%
 # "Usually", because autograd records only results it can differentiate with
 # respect to that input. Only floating-point (and complex) tensors can
-# require grad, so comparisons, ``argmax`` and casts to an integer type,
-# whose results are boolean or integer, cut the graph. So does a function
-# that only reads its input's shape, like ``torch.zeros_like``. ``floor``, on
-# the other hand, is recorded, although its derivative is zero almost
-# everywhere:
+# require grad, so comparisons, ``argmax`` and integer casts, whose results
+# are boolean or integer, cut the graph. So does ``torch.zeros_like``, which
+# only reads the shape. ``floor`` is recorded, although its derivative is
+# zero almost everywhere:
 x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
 results = {"x > 0": x > 0, "x.argmax()": x.argmax(), "x.long()": x.long()}
 results["torch.zeros_like(x)"] = torch.zeros_like(x)
@@ -83,29 +81,23 @@ assert torch.equal(x.grad, torch.tensor([0.0, 3.0, 3.0]))
 # ----------------------------------------------
 # ``t.detach()`` returns a tensor with the same values and no history: no
 # ``grad_fn``, ``requires_grad=False``, hence a leaf. It is **not a copy**:
-# it looks at the same memory as ``t``.
+# it shares ``t``'s memory and its *version counter*, which every in-place
+# operation increments. Zeroing it zeroes ``y``; the sigmoid saved ``y`` for
+# its backward, :math:`\sigma'(x) = \sigma(x)(1 - \sigma(x))`, so rather
+# than compute a wrong gradient, ``backward()`` refuses:
 x = torch.tensor([-1.0, 0.0, 1.0], requires_grad=True)
 y = x.sigmoid()
 y_const = y.detach()
 print(f"requires_grad={y_const.requires_grad}, is_leaf={y_const.is_leaf}")
-print("same memory:", y_const.data_ptr() == y.data_ptr())
-
-# sphinx_gallery_start_ignore
-assert (y_const.is_leaf, y_const.requires_grad, y_const.grad_fn) == (True, False, None)
-assert y_const is not y
-# sphinx_gallery_end_ignore
-
-# %%
-# So writing into the detached tensor changes ``y`` too. The sigmoid's
-# backward formula :math:`\sigma'(x) = \sigma(x)(1 - \sigma(x))` uses its
-# output, so autograd saved ``y``, and rather than compute a wrong gradient
-# from the overwritten values, ``backward()`` refuses:
 y_const.zero_()
 print(y)
 with expect_error(RuntimeError, "modified by an inplace operation"):
     y.sum().backward()
 
 # sphinx_gallery_start_ignore
+assert (y_const.is_leaf, y_const.requires_grad, y_const.grad_fn) == (True, False, None)
+assert y_const is not y
+assert y_const.data_ptr() == y.data_ptr()
 assert y._version == y_const._version == 1
 _x = torch.tensor([0.0, 1.0], requires_grad=True)
 _y = _x.exp()
@@ -117,13 +109,10 @@ assert _y.detach().clone().data_ptr() != _y.data_ptr()
 # sphinx_gallery_end_ignore
 
 # %%
-# Autograd notices through a *version counter* that ``y`` and its detached
-# twin share and that every in-place operation increments. ``.data``, the
-# old way to get at a tensor's values, does **not** share it, so the same
-# change through ``y.data`` goes unnoticed and the gradient is silently
-# wrong. :ref:`sphx_glr_tutorials_04_in_place_and_views.py` shows both. If
-# you need to change a detached value, take a copy first:
-# ``y.detach().clone()``.
+# ``.data``, the old way to get at the values, does **not** share the version
+# counter: the same change through ``y.data`` goes unnoticed and the gradient
+# is silently wrong (:ref:`sphx_glr_tutorials_04_in_place_and_views.py`). To
+# change a detached value, copy it first: ``y.detach().clone()``.
 #
 # A stop-gradient inside a product
 # --------------------------------
@@ -141,11 +130,10 @@ print(f"x.grad={x.grad}, w.grad={w.grad}")
 print(format_graph(u, names={"x": x, "w": w, "z": z}))
 
 # sphinx_gallery_start_ignore
-assert x.grad is None
 assert w.grad.item() == 2 * w.item() * y.item() == 24.0
 assert "AccumulateGrad  x" not in format_graph(u, names={"x": x, "w": w})
 torch.optim.SGD([x], lr=0.1).zero_grad(set_to_none=False)  # skips x: no error
-assert x.grad is None
+assert x.grad is None  # None all along, not zeros
 # sphinx_gallery_end_ignore
 
 # %%
@@ -160,12 +148,10 @@ with expect_error(AttributeError, "'NoneType' object has no attribute"):
 # Check for ``None`` first, or use ``optimizer.zero_grad()``, which skips
 # parameters without a gradient.
 #
-# Gradients also accumulate
-# (:ref:`sphx_glr_tutorials_02_grad_fn_and_the_graph.py`). Run backward
-# through the full product first and then through the detached one without
-# clearing ``.grad``, and ``w`` gets :math:`24 + 24 = 48`, while ``x`` keeps
-# :math:`2xz = 36` from the first call. (``retain_graph=True`` keeps ``z``'s
-# part of the graph alive for the second call, see
+# Gradients also accumulate. Backward through the full product, then through
+# the detached one without clearing ``.grad``, gives ``w`` :math:`24 + 24 = 48`,
+# while ``x`` keeps :math:`2xz = 36` from the first call. (``retain_graph``
+# keeps ``z``'s graph for the second call:
 # :ref:`sphx_glr_tutorials_06_several_losses.py`.)
 y = x * x
 z = w * w
@@ -190,8 +176,7 @@ d = p + 1
 e = d
 print("e is d:", e is d)
 e = e.detach().requires_grad_(True)  # a new leaf; d is unchanged
-h = e * 2
-h.backward()
+(e * 2).backward()  # h = 2e
 print(f"e is d: {e is d}, e.grad={e.grad}, p.grad={p.grad}")
 
 # sphinx_gallery_start_ignore
@@ -202,21 +187,18 @@ assert torch.equal(e.grad, torch.tensor([2.0]))
 # %%
 # ``torch.no_grad()``: stop recording for a block
 # -----------------------------------------------
-# ``detach()`` cuts one tensor. To stop recording for a whole block, for an
-# evaluation or a manual weight update, use ``torch.no_grad()``: no new
-# nodes are added to the graph, so ordinary results do not require grad. Three
-# kinds of tensors still report ``requires_grad=True`` inside it: one you
-# create with ``requires_grad=True``; the result of an in-place operation,
-# which *is* its input (exercise 2 updates a weight this way); and a view
-# of a tensor that requires grad.
+# ``detach()`` cuts one tensor. ``torch.no_grad()`` stops recording for a
+# whole block, such as an evaluation or a manual weight update: no nodes are
+# added, so ordinary results do not require grad. Three kinds still report
+# ``requires_grad=True``: a tensor created with ``requires_grad=True``; the
+# result of an in-place operation, which *is* its input (exercise 2 uses
+# this); and a view of a tensor that requires grad.
 weight = torch.ones(4, requires_grad=True)
 with torch.no_grad():
-    made = {
-        "weight * 2": weight * 2,
-        "torch.ones(2, requires_grad=True)": torch.ones(2, requires_grad=True),
-        "weight.mul_(1)": weight.mul_(1),
-        "weight[:2]": weight[:2],
-    }
+    made = {"weight * 2": weight * 2}
+    made["torch.ones(2, requires_grad=True)"] = torch.ones(2, requires_grad=True)
+    made["weight.mul_(1)"] = weight.mul_(1)
+    made["weight[:2]"] = weight[:2]
 for expr, t in made.items():
     print(f"{expr:34} requires_grad={t.requires_grad!s:5} is_leaf={t.is_leaf}")
 
@@ -230,18 +212,16 @@ assert weight.grad is None
 
 # %%
 # The view is a trap: it inherits the flag, but nothing links it to
-# ``weight``. A backward through it raises no error and leaves
-# ``weight.grad`` at ``None``
-# (:ref:`sphx_glr_tutorials_04_in_place_and_views.py` shows this trap in
-# detail). Take views where you use them.
+# ``weight``. A backward through it raises no error and leaves ``weight.grad``
+# at ``None`` (:ref:`sphx_glr_tutorials_04_in_place_and_views.py` shows this
+# in detail). Take views where you use them.
 #
 # ``torch.inference_mode()``: less bookkeeping, one restriction
 # -------------------------------------------------------------
-# ``inference_mode`` goes further than ``no_grad``: it skips bookkeeping
-# autograd would need later, such as the version counter. Its results are
-# *inference tensors*. They can take part in a later backward as long as no
-# node has to *save* them: addition saves nothing, multiplication saves its
-# inputs.
+# ``inference_mode`` also skips bookkeeping such as the version counter. Its
+# results are *inference tensors*: they can take part in a later backward as
+# long as no node has to *save* them. Addition saves nothing; multiplication
+# saves its inputs.
 with torch.inference_mode():
     frozen = torch.ones(4) * 2
 print("is_inference:", torch.is_inference(frozen))
@@ -289,8 +269,7 @@ w = torch.tensor(3.0, requires_grad=True)
 print(x.grad, w.grad)  # None, and 6: the detached x * w is the constant 6
 
 # sphinx_gallery_start_ignore
-assert x.grad is None
-assert w.grad.item() == 6.0
+assert (x.grad, w.grad.item()) == (None, 6.0)
 # sphinx_gallery_end_ignore
 
 # %%
