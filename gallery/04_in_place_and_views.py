@@ -32,10 +32,9 @@ assert (w.tolist(), w._version) == ([1.0, 2.0, 3.0], 0)  # nothing was changed
 # %%
 # Why? To record ``w.add_(1)``, autograd would have to give ``w`` a
 # ``grad_fn``, turning the tensor you want ``.grad`` for into an intermediate
-# result of its own computation. When you *do* want to change a weight, the
-# change is not part of the model: say so with ``torch.no_grad()``. That is
-# exactly how an optimizer's ``step()`` updates parameters, and ``w`` stays
-# a leaf:
+# result. A deliberate change to a weight is not part of the model: make it
+# under ``torch.no_grad()``, as an optimizer's ``step()`` does. ``w`` stays a
+# leaf:
 (w**2).sum().backward()
 with torch.no_grad():
     w -= 0.1 * w.grad
@@ -53,11 +52,10 @@ assert (_p.is_leaf, _p._version, _p.tolist()) == (True, 1, [0.5, 0.5])
 # %%
 # In-place on a result is recorded
 # --------------------------------
-# A tensor computed from ``w`` is not a leaf, and modifying it in place is
-# allowed. Autograd records the operation like any other, by giving the
-# tensor a new ``grad_fn``. Every tensor also carries a **version counter**,
-# ``t._version`` (internal, but fine to read), which each in-place operation
-# increases by one:
+# A tensor computed from a leaf may be modified in place: autograd records
+# the operation by giving the tensor a new ``grad_fn``. Every tensor also
+# carries a **version counter**, ``t._version`` (internal, but fine to read),
+# which each in-place operation increases by one:
 x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 y = x * 2
 print("before:", type(y.grad_fn).__name__, "version", y._version)
@@ -70,12 +68,11 @@ assert type(y.grad_fn.next_functions[0][0]).__name__ == "MulBackward0"
 # sphinx_gallery_end_ignore
 
 # %%
-# Writing into a *view* of ``y``, such as a slice, is recorded as well.
-# The view shares memory with ``y``, so the write changes ``y``, and autograd
-# gives ``y`` a ``CopySlices`` node as its ``grad_fn``. In backward it applies
-# the in-place operation's derivative to the written part of the gradient
-# only, then passes the whole gradient on to ``y``'s old history. The
-# result is the gradient of the final values, :math:`(2x_0, 20x_1, 20x_2)`:
+# Writing into a *view* of ``y``, such as a slice, changes ``y`` too, and
+# autograd gives ``y`` a ``CopySlices`` node. In backward it applies the
+# in-place operation's derivative to the written part of the gradient only,
+# then passes the whole gradient on to ``y``'s old history: the gradient of
+# the final values, :math:`(2x_0, 20x_1, 20x_2)`.
 y = x * 2
 y[1:].mul_(10)
 print(format_graph(y, names={"x": x}))
@@ -111,11 +108,9 @@ with expect_error(RuntimeError, r"\[3\]\], which is output 0 of Exp.*version 1; 
 # * ``is at version 1; expected version 0``: it was saved at version 0 and
 #   has been modified once since.
 #
-# Each node checks, at backward time, that the versions of its saved tensors
-# are still the ones it saved, and refuses to compute with changed values.
-# The fix is to leave the saved tensor alone: write ``y = y + 1``, which makes
-# a new tensor and leaves ``exp``'s output untouched.
-print("version of y:", y._version)
+# At backward time each node checks that its saved tensors are still at the
+# versions it saved, and refuses to compute with changed values. The fix is
+# to leave the saved tensor alone: ``y = y + 1`` makes a new tensor.
 y = x.exp()
 y = y + 1
 y.sum().backward()
@@ -130,34 +125,30 @@ with torch.no_grad():
 try:
     _out.sum().backward()
 except RuntimeError as err:
-    _msg = str(err)
-assert "[torch.FloatTensor [3]] is at version 1" in _msg
-assert "which is output" not in _msg
+    _msg = str(err)  # a leaf: the "output 0 of ..." part is missing
+assert ("[3]] is at version 1" in _msg, "which is output" in _msg) == (True, False)
 # sphinx_gallery_end_ignore
 
 # %%
 # Only *saved* tensors are checked. ``x * 2`` saves the constant 2 but
-# neither ``x`` nor its output, which is why ``y.add_(1)`` in the previous
-# section did no harm. To see what a node saved, print the graph with
-# ``show_saved=True``:
+# neither ``x`` nor its output, which is why ``y.add_(1)`` earlier did no
+# harm. ``show_saved=True`` prints what each node saved:
 print(format_graph(x.exp(), show_saved=True))
 print(format_graph(x * 2, show_saved=True))
 
 # sphinx_gallery_start_ignore
 assert x.exp().grad_fn._saved_result is not None
-assert (x * 2).grad_fn._saved_self is None
-assert (x * 2).grad_fn._saved_other.item() == 2
+assert ((x * 2).grad_fn._saved_self, (x * 2).grad_fn._saved_other) == (None, 2)
 # sphinx_gallery_end_ignore
 
 # %%
 # ``.data`` hides the change; ``.detach()`` does not
 # --------------------------------------------------
-# Old code often edits ``t.data`` to change values "behind autograd's back".
-# ``.data`` and ``.detach()`` both return a tensor that shares memory with
-# ``t`` and has no history, but only ``.detach()`` shares the version
-# counter. A change through ``.data`` goes unnoticed, and the gradient is
-# **silently wrong**: here it is :math:`2e^x` instead of :math:`e^x`, and
-# nothing warns you.
+# Old code edits ``t.data`` to change values "behind autograd's back".
+# ``.data`` and ``.detach()`` both share ``t``'s memory and have no history,
+# but only ``.detach()`` shares the version counter. A change through
+# ``.data`` goes unnoticed and the gradient is **silently wrong**:
+# :math:`2e^x` instead of :math:`e^x`, with no warning.
 x.grad = None
 y = x.exp()
 y.data.mul_(2)
@@ -182,10 +173,8 @@ with expect_error(RuntimeError, "is at version 1; expected version 0"):
     y.sum().backward()
 
 # %%
-# Prefer ``.detach()`` (or ``torch.no_grad()``) everywhere; an error is
-# better than a wrong gradient. Tutorial
-# :ref:`sphx_glr_tutorials_03_detach_and_stopping_gradients.py` covers what
-# ``detach()`` is for.
+# Prefer ``.detach()`` (or ``torch.no_grad()``): an error is better than a
+# wrong gradient (see :ref:`sphx_glr_tutorials_03_detach_and_stopping_gradients.py`).
 #
 # Views made under ``torch.no_grad()``
 # ------------------------------------
@@ -300,9 +289,9 @@ assert type(q.grad_fn).__name__ == "CopySlices"
 # Summary
 # -------
 # In-place on a leaf that requires grad is an error: update weights under
-# ``torch.no_grad()``. In-place on a result, or on a view of it
-# (``CopySlices``), is recorded, unless backward needs the old value: then the
-# version counter stops it. ``.data`` hides changes from that counter; use
-# ``.detach()``. Take views where you use them, not inside ``no_grad``.
+# ``torch.no_grad()``. In-place on a result or its view (``CopySlices``) is
+# recorded, unless backward needs the old value: the version counter stops
+# it. ``.data`` hides changes from it; use ``.detach()``. Take views where
+# you use them, not inside ``no_grad``.
 #
 # Next: :ref:`sphx_glr_tutorials_05_backward_of_non_scalars.py`.

@@ -13,14 +13,12 @@ product* :math:`v^\\top J`, for a vector :math:`v` that you pass as
 # Ask for gradients *before* computing
 # ------------------------------------
 # ``requires_grad=True`` tells autograd to **record** the operations applied
-# to a tensor, so that ``backward()`` can later walk them back. It is not a
-# memory setting, and it only affects operations that run after it is set. A
-# common mistake is to switch it on too late:
-import warnings
-
+# to a tensor, so that ``backward()`` can later walk them back. It only
+# affects operations that run after it is set. A common mistake is to switch
+# it on too late:
 import torch
 
-from autograd_notes import expect_error
+from autograd_notes import expect_error, expect_warning
 
 x = torch.arange(4.0)
 y = x * x  # computed while nothing required grad: nothing was recorded
@@ -29,16 +27,15 @@ with expect_error(RuntimeError, "does not require grad and does not have a grad_
     y.sum().backward()
 
 # sphinx_gallery_start_ignore
-assert y.grad_fn is None
-assert not y.requires_grad
+assert (y.grad_fn, y.requires_grad) == (None, False)
 # sphinx_gallery_end_ignore
 
 # %%
 # A vector cannot call ``backward()`` on its own
 # ----------------------------------------------
-# The fix is to set the flag when the tensor is created, then compute. Now
-# the multiplication is recorded as a ``MulBackward0`` node. But ``y`` has
-# four elements, and ``y.backward()`` still refuses:
+# The fix: set the flag when the tensor is created, then compute. Now the
+# product is recorded as a ``MulBackward0`` node, but ``y`` has four
+# elements, and ``y.backward()`` still refuses:
 x = torch.arange(4.0, requires_grad=True)
 y = x * x
 print(type(y.grad_fn).__name__)
@@ -67,9 +64,8 @@ for shape in [(), (1,), (1, 1)]:
 # ------------
 # The full derivative of :math:`y = f(x) \in \mathbb{R}^m` with respect to
 # :math:`x \in \mathbb{R}^n` is the :math:`m \times n` *Jacobian*
-# :math:`J_{ij} = \partial y_i / \partial x_j`. For an elementwise function
-# like ``x * x`` it is diagonal, which hides the interesting part, so take a
-# function that mixes neighbouring components (indices wrap around):
+# :math:`J_{ij} = \partial y_i / \partial x_j`. For ``x * x`` it is diagonal,
+# so take a function that mixes neighbouring components (indices wrap):
 #
 # .. math::
 #
@@ -113,12 +109,14 @@ assert torch.allclose(x.grad, v @ J)
 # sphinx_gallery_end_ignore
 
 # %%
-# That is the gradient of the scalar :math:`\sum_i v_i y_i`: think of ``v``
-# as fixed weights on the outputs. With all weights equal to one, it is
-# ``y.sum().backward()``, the line people usually write.
+# That is the gradient of the scalar :math:`\sum_i v_i y_i`, ``v`` being
+# fixed weights on the outputs; all ones gives the usual ``y.sum().backward()``.
+# ``v`` must have exactly the shape of ``y``: it is not broadcast.
 x.grad = None
 (v * f(x)).sum().backward()
 print("via (v * y).sum():", x.grad)
+with expect_error(RuntimeError, "Mismatch in shape"):
+    f(x).backward(gradient=torch.ones(1))
 
 # sphinx_gallery_start_ignore
 assert torch.allclose(x.grad, vjp)
@@ -127,20 +125,13 @@ assert torch.equal(_g[0], torch.autograd.grad(f(x).sum(), x)[0])
 # sphinx_gallery_end_ignore
 
 # %%
-# ``v`` must have exactly the shape of ``y``. Autograd does not broadcast it,
-# not even from a single element:
-with expect_error(RuntimeError, "Mismatch in shape"):
-    f(x).backward(gradient=torch.ones(1))
-
-# %%
 # Where ``v`` comes from
 # ----------------------
-# Usually ``y`` is an intermediate result and a scalar loss :math:`L` is
-# computed from it. The right ``v`` is then :math:`\partial L / \partial y`,
-# and ``y.backward(v)`` finishes the chain rule exactly as ``L.backward()``
-# would. That is all the argument means: *the gradient of some scalar with
-# respect to* ``y``. Inside ``L.backward()``, every node receives such a
-# ``v`` from the node above it.
+# Usually a scalar loss :math:`L` is computed from ``y``. The right ``v`` is
+# then :math:`\partial L / \partial y`, and ``y.backward(v)`` finishes the
+# chain rule exactly as ``L.backward()`` would: ``v`` is *the gradient of some
+# scalar with respect to* ``y``. Inside ``L.backward()``, every node receives
+# such a ``v`` from the node above it.
 x.grad = None
 torch.tanh(f(x)).sum().backward()  # the usual way
 print("L.backward():     ", x.grad)
@@ -150,14 +141,11 @@ x.grad = None
 y = f(x)
 L = torch.tanh(y).sum()
 (dL_dy,) = torch.autograd.grad(L, y)  # returns v = dL/dy; .grad is untouched
-# sphinx_gallery_start_ignore
-assert x.grad is None
-# sphinx_gallery_end_ignore
 y.backward(gradient=dL_dy)  # the chain rule from y down to x
 print("y.backward(dL/dy):", x.grad)
 
 # sphinx_gallery_start_ignore
-assert torch.allclose(x.grad, via_loss)
+assert torch.allclose(x.grad, via_loss)  # so autograd.grad added nothing to it
 _seen = []
 _y = f(x)
 _y.register_hook(_seen.append)
@@ -168,13 +156,11 @@ assert torch.allclose(_seen[0], dL_dy)  # what the node above y sends down
 # %%
 # Why never the whole Jacobian?
 # -----------------------------
-# Autograd never forms :math:`J` to compute :math:`v^\top J`: each node
-# multiplies the incoming vector by its own local derivative, so one backward
-# pass gives the product, whatever the size of ``y``. (For a model with ten
-# million outputs and parameters, :math:`J` would have :math:`10^{14}`
-# entries.) The full Jacobian needs
-# one backward pass *per output*: row :math:`i` is :math:`e_i^\top J` for the
-# one-hot vector :math:`e_i`. A hook on an intermediate tensor (see
+# Autograd never forms :math:`J` (with ten million outputs and parameters it
+# would have :math:`10^{14}` entries): each node multiplies the incoming
+# vector by its local derivative, so one backward pass gives
+# :math:`v^\top J`. The full Jacobian needs one pass *per output*: row
+# :math:`i` is :math:`e_i^\top J` for the one-hot :math:`e_i`. A hook (see
 # :ref:`sphx_glr_tutorials_10_hooks.py`) counts the passes:
 passes = []
 
@@ -193,17 +179,16 @@ f_counted(x).backward(gradient=v)
 print(f"backward(gradient=v): {len(passes)} backward pass")
 
 # sphinx_gallery_start_ignore
-assert jacobian_passes == len(x) == 5
-assert len(passes) == 1
+assert (jacobian_passes, len(passes)) == (len(x), 1)
 # sphinx_gallery_end_ignore
 
 # %%
 # Repeated calls add up, in place
 # -------------------------------
-# Every ``backward`` *adds* its :math:`v^\top J` into ``.grad`` (tutorial
-# :ref:`sphx_glr_tutorials_02_grad_fn_and_the_graph.py` shows why you clear
-# it between steps). The addition is done **in place**: ``x.grad`` stays the
-# same tensor object, so a reference you kept sees the new value too.
+# Every ``backward`` *adds* its :math:`v^\top J` into ``.grad`` (see
+# :ref:`sphx_glr_tutorials_02_grad_fn_and_the_graph.py`), **in place**:
+# ``x.grad`` stays the same tensor object, so a reference you kept sees the
+# new value too.
 x.grad = None
 f(x).backward(gradient=v)
 kept = x.grad
@@ -216,29 +201,22 @@ assert torch.allclose(kept, 2 * vjp)
 # sphinx_gallery_end_ignore
 
 # %%
-# Not with ``create_graph=True``. That option records the backward pass
-# itself, so that the gradient can be differentiated again (tutorial
+# Not with ``create_graph=True``, which records the backward pass itself so
+# that the gradient can be differentiated again (tutorial
 # :ref:`sphx_glr_tutorials_12_higher_order_gradients.py`). To keep the
-# accumulation differentiable too, autograd leaves the old ``.grad`` alone:
-# it computes ``x.grad + new`` as a **new tensor**, with a ``grad_fn``, and
-# stores that in ``x.grad``. A reference you kept no longer follows ``.grad``.
-# (PyTorch warns that such a ``.grad`` refers back to ``x``, a reference
-# cycle; the warning is silenced here.)
+# accumulation differentiable, autograd computes ``x.grad + new`` as a **new
+# tensor**, with a ``grad_fn``, and stores that in ``x.grad``: a reference
+# you kept no longer follows ``.grad``. PyTorch also warns of a reference
+# cycle, ``x`` to its ``.grad`` and back.
 
 # sphinx_gallery_start_ignore
 # warn-always mode: do not use up this once-per-process warning (tutorial 12)
 _warn_always = torch.is_warn_always_enabled()
 torch.set_warn_always(True)
 # sphinx_gallery_end_ignore
-with warnings.catch_warnings():
-    warnings.filterwarnings("ignore", "Using backward\\(\\) with create_graph")
+with expect_warning(UserWarning, "reference cycle"):
     f(x).backward(gradient=v, create_graph=True)
 # sphinx_gallery_start_ignore
-_leaf = torch.ones(2, requires_grad=True)
-with warnings.catch_warnings(record=True) as _caught:
-    warnings.simplefilter("always")
-    (_leaf * _leaf).sum().backward(create_graph=True)
-assert any("reference cycle" in str(w.message) for w in _caught)
 torch.set_warn_always(_warn_always)
 # sphinx_gallery_end_ignore
 print(f"same tensor: {x.grad is kept}, kept = {kept}")
@@ -316,6 +294,5 @@ assert torch.allclose(torch.stack(rows), J)
 # ``backward()`` alone needs a one-element output; otherwise pass
 # ``gradient=v`` shaped like ``y``. It adds :math:`v^\top J` to ``.grad`` in
 # one pass, without forming :math:`J`, in place except under
-# ``create_graph=True``. See also the
-# :ref:`vector-Jacobian product <glossary-vjp>` in the glossary. Next:
-# :ref:`sphx_glr_tutorials_06_several_losses.py`.
+# ``create_graph=True`` (glossary: :ref:`vector-Jacobian product <glossary-vjp>`).
+# Next: :ref:`sphx_glr_tutorials_06_several_losses.py`.
