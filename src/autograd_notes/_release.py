@@ -24,7 +24,7 @@ import atexit
 import os
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from torch.autograd.graph import Node
 
@@ -90,6 +90,24 @@ def drain() -> int:
             del held[node]
             del node  # frees it; its inputs survive, held, until their turn
             freed += 1
+    return freed
+
+
+def free_now(detach: Callable[[], object], nodes: list[Node]) -> int:
+    """Hold ``nodes`` (emptying the list), call ``detach``, free what is free.
+
+    One lock is held throughout, so the release thread cannot free the graph
+    first, and the count returned is complete.
+    """
+    with _lock:
+        _held.update(dict.fromkeys(nodes))
+        nodes.clear()
+        detach()
+        watch_all()
+        freed = drain()
+        if _held:
+            _start()
+    _wake.set()
     return freed
 
 

@@ -349,12 +349,10 @@ def free_graph(tensor: torch.Tensor) -> int:
     if root is None:
         return 0
     nodes = _walk(root).nodes
-    _release.hold(nodes, root)
-    del nodes, root
-    if not tensor._is_view():
-        tensor.detach_()
-    _release.watch_all()
-    return _release.drain()
+    del root
+    if tensor._is_view():  # cannot be detached in place: freed once dropped
+        return _release.free_now(lambda: None, nodes)
+    return _release.free_now(tensor.detach_, nodes)
 
 
 # -- modules ------------------------------------------------------------------
