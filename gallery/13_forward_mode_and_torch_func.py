@@ -19,7 +19,8 @@ tensors, with per-sample gradients as the example.
 # every operation updates value and tangent together, and ``unpack_dual``
 # reads them out. After one forward pass the tangent of the output is the
 # Jacobian-vector product :math:`Jv`; no graph is stored and nothing runs
-# backwards. Our example maps 3 inputs to 100 outputs:
+# backwards. ``torch.func.jvp`` does the same in one call. Our example maps 3
+# inputs to 100 outputs:
 import torch
 import torch.autograd.forward_ad as fwAD
 from torch import nn
@@ -30,9 +31,8 @@ from autograd_notes import expect_error
 _ = torch.manual_seed(0)
 
 # sphinx_gallery_start_ignore
-# On first use, forward mode loads decompositions with the deprecated
-# torch.jit.script (torch 2.13); load them now, so that its one-time
-# DeprecationWarning does not stop a run under -W error.
+# Forward mode's first use loads decompositions with the deprecated
+# torch.jit.script (torch 2.13): load them quietly (a no-op if done before).
 import warnings
 
 with warnings.catch_warnings():
@@ -56,29 +56,16 @@ with fwAD.dual_level():
     y = tall(fwAD.make_dual(x, v))
     value, tangent = fwAD.unpack_dual(y)
 print("tangent (first 4 of 100):", tangent[:4])
-
+value_f, jv = jvp(tall, (x,), (v,))  # function, point, direction
 J = torch.autograd.functional.jacobian(tall, x)
-print(
-    "Jacobian shape:",
-    tuple(J.shape),
-    " tangent == J @ v:",
-    torch.allclose(tangent, J @ v),
-)
+print("J:", tuple(J.shape), "  tangent == jv == J @ v:", torch.allclose(jv, J @ v))
 
 # sphinx_gallery_start_ignore
 assert torch.allclose(tangent, J @ v)
-assert torch.allclose(value, torch.tanh(A @ x))
-assert not y.requires_grad  # no graph was recorded
-# sphinx_gallery_end_ignore
-
-# %%
-# ``torch.func.jvp`` does the same in one call: it takes the function, the
-# point and the direction, and returns the value and :math:`Jv`.
-value, jv = jvp(tall, (x,), (v,))
-print("torch.func.jvp gives the same:", torch.allclose(jv, tangent))
-
-# sphinx_gallery_start_ignore
 assert torch.allclose(jv, tangent)
+assert torch.allclose(value, torch.tanh(A @ x))
+assert torch.allclose(value_f, value)
+assert not y.requires_grad  # no graph was recorded
 # sphinx_gallery_end_ignore
 
 # %%
@@ -86,13 +73,11 @@ assert torch.allclose(jv, tangent)
 # ------------------------------------
 # A forward pass with tangent :math:`e_j` (the :math:`j`-th unit vector) gives
 # column :math:`j` of :math:`J`; a backward pass with ``grad_outputs``
-# :math:`e_i` gives row :math:`i` (a vector-Jacobian product, see
-# :ref:`sphx_glr_tutorials_05_backward_of_non_scalars.py`). So an
+# :math:`e_i` gives row :math:`i`
+# (:ref:`sphx_glr_tutorials_05_backward_of_non_scalars.py`). So an
 # :math:`m \times n` Jacobian costs :math:`n` forward-mode passes or
-# :math:`m` backward passes. The function below builds :math:`J` both ways
-# and counts the passes: forward passes by counting calls of ``f``, backward
-# passes with a hook on the output, which fires once per backward pass
-# (hooks: :ref:`sphx_glr_tutorials_10_hooks.py`).
+# :math:`m` backward passes. The function below builds :math:`J` both ways,
+# counting calls of ``f`` and, with a hook on the output, backward passes.
 
 
 def jacobian_both_ways(f, x):
@@ -107,20 +92,15 @@ def jacobian_both_ways(f, x):
         nonlocal backward_passes
         backward_passes += 1
 
-    columns = [jvp(counted_f, (x,), (e,))[1] for e in torch.eye(x.numel())]
+    columns = [jvp(counted_f, (x,), (e,))[1] for e in torch.eye(len(x))]
     x = x.detach().requires_grad_()
     y = f(x)
-
     y.register_hook(count)
     rows = [
-        torch.autograd.grad(y, x, e, retain_graph=True)[0] for e in torch.eye(y.numel())
+        torch.autograd.grad(y, x, e, retain_graph=True)[0] for e in torch.eye(len(y))
     ]
-    return (
-        torch.stack(columns, dim=1),
-        forward_passes,
-        torch.stack(rows),
-        backward_passes,
-    )
+    J_fwd, J_rev = torch.stack(columns, dim=1), torch.stack(rows)
+    return J_fwd, forward_passes, J_rev, backward_passes
 
 
 B = torch.randn(3, 100)
@@ -139,7 +119,7 @@ for name, f, point in [("tall", tall, x), ("wide", wide, torch.randn(100))]:
     print(f"{n_rev:3} backward passes, both match: {same}")
     # sphinx_gallery_start_ignore
     assert same
-    assert (n_fwd, n_rev) == (J.shape[1], J.shape[0])
+    assert (n_fwd, n_rev) == (J.shape[1], J.shape[0])  # (n, m)
     # sphinx_gallery_end_ignore
 
 # %%
@@ -148,11 +128,10 @@ for name, f, point in [("tall", tall, x), ("wide", wide, torch.randn(100))]:
 # extreme wide case: a scalar loss of millions of parameters needs one
 # backward pass, and forward mode would need millions of passes.
 #
-# ``torch.func.jacfwd`` and ``torch.func.jacrev`` build the Jacobian column by
-# column and row by row in exactly this way, but they hand all the unit
-# vectors to ``vmap`` (see below), which runs them as one batched
-# computation: ``f`` itself runs only once. The number of products is the
-# same, each is just a slice of one larger tensor operation.
+# ``torch.func.jacfwd`` and ``torch.func.jacrev`` build :math:`J` in the same
+# way, but hand all the unit vectors to ``vmap`` (below), which runs them as
+# one batched computation: ``f`` itself runs once, and the same number of
+# products are slices of one larger tensor operation.
 for name, transform in [("jacfwd", jacfwd), ("jacrev", jacrev)]:
     calls = 0
     J_func = transform(tall)(x)
@@ -173,7 +152,8 @@ for name, transform in [("jacfwd", jacfwd), ("jacrev", jacrev)]:
 # that returns the gradient of ``f``, and ``vmap(f)`` is a new function that
 # maps ``f`` over a batch dimension. The results are ordinary tensors with no
 # ``grad_fn``, and transforms compose: ``vmap(grad(f))`` is a batch of
-# gradients, ``jacfwd(jacrev(f))`` a Hessian.
+# gradients, ``jacfwd(jacrev(f))`` a Hessian. Because the transform
+# differentiates for you, ``backward()`` inside it is an error.
 
 
 def f(x):
@@ -183,17 +163,6 @@ def f(x):
 df = grad(f)
 print("grad(f) is a", type(df).__name__, "; df(x) =", df(x))
 print("df(x).grad_fn:", df(x).grad_fn)
-
-# sphinx_gallery_start_ignore
-assert callable(df)
-assert torch.allclose(df(x), x.cos() * x + x.sin())
-assert df(x).grad_fn is None
-assert torch.allclose(jacfwd(jacrev(f))(x), torch.autograd.functional.hessian(f, x))
-# sphinx_gallery_end_ignore
-
-# %%
-# Because the transform differentiates for you, the tensor-style tools do
-# not belong inside it; ``backward()`` there is an error:
 
 
 def loss_with_backward(x):
@@ -205,6 +174,13 @@ def loss_with_backward(x):
 with expect_error(RuntimeError, "backward\\(\\) called inside a functorch transform"):
     grad(loss_with_backward)(x)
 
+# sphinx_gallery_start_ignore
+assert callable(df)
+assert torch.allclose(df(x), x.cos() * x + x.sin())
+assert df(x).grad_fn is None
+assert torch.allclose(jacfwd(jacrev(f))(x), torch.autograd.functional.hessian(f, x))
+# sphinx_gallery_end_ignore
+
 # %%
 # Per-sample gradients
 # --------------------
@@ -214,7 +190,8 @@ with expect_error(RuntimeError, "backward\\(\\) called inside a functorch transf
 # With ``torch.func`` you write the loss of *one* sample as a function of the
 # parameters, take ``grad`` of it, and ``vmap`` it over the batch.
 # ``functional_call(model, params, args)`` runs a module with the parameters
-# you pass instead of its own:
+# you pass instead of its own. A Python loop, one backward per sample, gives
+# the same numbers:
 model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
 inputs, targets = torch.randn(16, 4), torch.randn(16, 1)
 params = {name: p.detach() for name, p in model.named_parameters()}
@@ -231,8 +208,6 @@ for name, g in per_sample.items():
     shapes = f"{tuple(params[name].shape)!s:7} -> gradients {tuple(g.shape)}"
     print(f"{name:9} parameter {shapes}")
 
-# %%
-# The same numbers with a Python loop, one backward per sample:
 loop = {name: [] for name in params}
 for i in range(len(inputs)):
     model.zero_grad()
@@ -267,9 +242,8 @@ print("shape:", tuple(wrong.shape), "= one gradient per input feature, not per w
 # sphinx_gallery_start_ignore
 assert wrong.shape == inputs.shape
 _x0 = inputs[0].clone().requires_grad_()
-assert torch.allclose(
-    wrong[0], torch.autograd.grad(loss_of_input(_x0, targets[0]), _x0)[0]
-)
+_g0 = torch.autograd.grad(loss_of_input(_x0, targets[0]), _x0)[0]
+assert torch.allclose(wrong[0], _g0)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -297,30 +271,15 @@ assert (n_fwd, n_rev) == (50, 1)
 # sphinx_gallery_end_ignore
 
 # %%
-# **2. Write.** With ``make_dual``, compute the derivative of
-# :math:`g(x) = \sum_i x_i^2` at ``x`` along ``u = [1, 1, 1]``. It should
-# be :math:`2 \sum_i x_i`.
-#
-# **Solution**
-
-# %%
-u = torch.ones(3)
-with fwAD.dual_level():
-    directional = fwAD.unpack_dual((fwAD.make_dual(x, u) ** 2).sum()).tangent
-print(f"{directional.item():.1f} = 2 * {x.sum().item():.1f}")
-# sphinx_gallery_start_ignore
-assert torch.allclose(directional, 2 * x.sum())
-# sphinx_gallery_end_ignore
-
-# %%
-# **3. Write.** A Hessian-vector product :math:`Hv` is the forward-mode
+# **2. Write.** A Hessian-vector product :math:`Hv` is the forward-mode
 # derivative of the gradient along :math:`v`. Compute it for ``f`` above at
-# ``x`` along ``u`` with ``jvp`` and ``grad``, and compare with
+# ``x`` along ``u = [1, 1, 1]`` with ``jvp`` and ``grad``, and compare with
 # ``torch.autograd.functional.hvp``.
 #
 # **Solution**
 
 # %%
+u = torch.ones(3)
 _, hv = jvp(grad(f), (x,), (u,))
 print(hv, torch.allclose(hv, torch.autograd.functional.hvp(f, x, u)[1]))
 # sphinx_gallery_start_ignore
