@@ -232,7 +232,7 @@ def test_free_graph_of_a_tensor_without_graph(tensor: torch.Tensor) -> None:
 def test_free_graph_rejects_what_is_not_a_tensor() -> None:
     with pytest.raises(
         TypeError,
-        match="free_graph\\(\\) argument 'tensor' must be a torch.Tensor, not list",
+        match=r"free_graph\(\) argument 'tensor' must be a torch\.Tensor, not list",
     ):
         free_graph([1.0])  # type: ignore[arg-type]
 

@@ -162,7 +162,7 @@ def traced() -> tuple[Stack, ModuleTrace, torch.Tensor]:
 def test_each_node_knows_its_module(
     traced: tuple[Stack, ModuleTrace, torch.Tensor],
 ) -> None:
-    model, trace, loss = traced
+    _, trace, loss = traced
     paths = {}
     for node in walk_graph(loss):
         paths.setdefault(trace.path_of(node), []).append(type(node).__name__)
@@ -259,9 +259,11 @@ def test_grouping_arguments_are_checked(
         format_graph(loss, modules=trace, depth="1")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="argument 'modules' must be a ModuleTrace"):
         format_graph(loss, modules={"": 1})  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="argument 'model' must be a torch.nn.Module"):
-        with track_modules("model"):  # type: ignore[arg-type]
-            pass
+    with (
+        pytest.raises(TypeError, match=r"argument 'model' must be a torch\.nn\.Module"),
+        track_modules("model"),  # type: ignore[arg-type]
+    ):
+        pass
 
 
 # -- awkward names and bad input ------------------------------------------------
@@ -305,7 +307,8 @@ def test_a_newline_in_a_class_name_keeps_one_line_per_node() -> None:
     assert text.split("\n") == [
         "[0] SumBackward0",
         "[1] Two\\nLinesBackward",
-        "[2] AccumulateGrad  x\\ny: leaf tensor, shape (2,), float32, requires_grad=True",
+        "[2] AccumulateGrad  x\\ny: leaf tensor, shape (2,), float32, "
+        "requires_grad=True",
     ]
     nodes, _ = dot_structure(to_dot(y))
     assert nodes["n1"][0] == "Two\\\\nLinesBackward"
@@ -408,7 +411,7 @@ def test_render_dot_says_formats_are_lower_case(
         rf"\(formats are lower case: '{fmt.lower()}'\)",
     ):
         render_dot(x * 2, tmp_path / "g.svg", format=fmt)
-    with pytest.raises(ValueError, match="not 'jpeg2000'$"):
+    with pytest.raises(ValueError, match=r"not 'jpeg2000'$"):
         render_dot(x * 2, tmp_path / "g.svg", format="jpeg2000")
 
 
