@@ -878,7 +878,8 @@ def _group_summary(view: _View, kinds: list[str], e: int) -> str:
         for kind, times in found.most_common(3)
     ]
     if len(found) > 3:
-        shown.append(f"{len(found) - 3} more kinds")
+        more = len(found) - 3
+        shown.append(f"{more} more kind" + ("" if more == 1 else "s"))
     noun = "node" if total == 1 else "nodes"
     return f"module: {total:,} {noun}, " + ", ".join(shown)
 
