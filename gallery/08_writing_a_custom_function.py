@@ -12,53 +12,36 @@ input, in the right order.
 # %%
 # The example: a weight that learns only inside a mask
 # -----------------------------------------------------
-# A linear layer ``y = x @ W.T + b`` with a bool mask ``M`` of ``W``'s
-# shape, in two modes. ``"freeze"``: the forward pass uses the whole ``W``,
-# and the weight gradient is zero outside ``M``, deliberately *not* the
-# derivative of the forward pass. ``"prune"``: the forward pass uses
-# ``W * M``, and a zero gradient outside ``M`` is the true derivative.
-# :ref:`sphx_glr_tutorials_07_training_part_of_a_weight.py` gets both without
-# a custom Function; here we write one, ending with the package's version,
-# :func:`~autograd_notes.masked_linear`.
+# A linear layer ``y = x @ W.T + b`` with a bool mask ``M`` of ``W``'s shape,
+# in two modes. ``"freeze"`` uses the whole ``W`` in the forward pass but
+# zeroes the weight gradient outside ``M``: deliberately *not* the
+# derivative. ``"prune"`` uses ``W * M``, whose true derivative is zero
+# outside ``M``. :ref:`sphx_glr_tutorials_07_training_part_of_a_weight.py`
+# gets both without a custom Function; here we write one.
 import torch
 import torch.nn.functional as F
 
-from autograd_notes import (
-    MaskedLinearFunction,
-    expect_error,
-    format_graph,
-    masked_linear,
-)
+from autograd_notes import MaskedLinearFunction, expect_error, format_graph
 
 _ = torch.manual_seed(0)
-
-mask = torch.tensor(
-    [[True, False, True, True], [False, True, True, False], [True, True, False, True]]
-)
+mask = torch.tensor([[1, 0, 1, 1], [0, 1, 1, 0], [1, 1, 0, 1]], dtype=torch.bool)
 x = torch.randn(5, 4, requires_grad=True)
 w = torch.randn(3, 4, requires_grad=True)
 b = torch.randn(3, requires_grad=True)
 
 # %%
-# ``forward`` computes, ``setup_context`` saves
-# ---------------------------------------------
-# ``forward`` receives the arguments exactly as they are passed to ``apply``,
-# tensors and plain values alike (the mode is a string), and returns the
-# output. It runs with gradient recording switched off: the Function as a
-# whole becomes *one* node of the graph, whatever it does inside.
+# ``forward``, ``setup_context``, ``backward``
+# --------------------------------------------
+# ``forward`` gets the arguments exactly as passed to ``apply`` (tensors and
+# plain values alike) and returns the output; it runs without recording, so
+# the Function becomes *one* node of the graph. ``setup_context`` stores
+# what ``backward`` needs: tensors through ``ctx.save_for_backward`` (so
+# autograd catches an in-place change to them), plain values on ``ctx``.
 #
-# ``setup_context`` then stores what ``backward`` will need. Tensors go
-# through ``ctx.save_for_backward``, which lets autograd check that nobody
-# modified them in place before ``backward`` reads them; plain values can be
-# ordinary attributes of ``ctx``.
-#
-# ``backward`` returns one gradient per input, in order
-# -----------------------------------------------------
-# ``forward`` takes five arguments ``(input, weight, mask, bias, mode)``, so
-# ``backward`` returns five values in that order: ``None`` for the mask and
-# the mode, which have no gradient. ``ctx.needs_input_grad`` holds one
-# boolean per argument, by the same positions, so ``backward`` computes only
-# what is needed; a layer without bias gets ``None`` for it.
+# ``backward`` returns one gradient per argument of ``forward``, in order:
+# five here, ``None`` for the mask and the mode, which have no gradient.
+# ``ctx.needs_input_grad`` holds one bool per argument, by the same
+# positions, so ``backward`` computes only what is needed.
 
 
 def effective_weight(weight, mask, mode):
@@ -87,42 +70,32 @@ class MyMaskedLinear(torch.autograd.Function):
             grad_input = grad_output @ effective_weight(weight, mask, ctx.mode)
         if needs_weight:
             grad_weight = (grad_2d.T @ input.reshape(-1, input.shape[-1])) * mask
-        if needs_bias:
+        if needs_bias:  # False for a layer without bias
             grad_bias = grad_2d.sum(0)
         return grad_input, grad_weight, None, grad_bias, None
 
 
 # %%
-# You call a Function with ``apply``, never ``forward`` directly. The result
-# is an ordinary tensor whose ``grad_fn`` is *one* node named after the
-# class: autograd recorded nothing inside ``forward``. Its edges lead to the
-# inputs that need a gradient; the mask and the mode are not in the graph.
+# You call a Function with ``apply``, never ``forward``. The output's
+# ``grad_fn`` is one node named after the class, with edges to the inputs
+# that need a gradient: the mask and the mode are not in the graph. The
+# weight gradient is plain autograd's times the mask (a ``-0.`` is a zero
+# too: a negative number times ``False``).
 y = MyMaskedLinear.apply(x, w, mask, b, "freeze")
 print(format_graph(y, names={"x": x, "w": w, "b": b, "y": y}))
-
-# sphinx_gallery_start_ignore
-assert type(y) is torch.Tensor
-assert y.grad_fn.name() == "MyMaskedLinearBackward"
-_next = [None if f is None else f.name() for f, _ in y.grad_fn.next_functions]
-_acc = "torch::autograd::AccumulateGrad"
-assert _next == [_acc, _acc, None, _acc]  # one edge per tensor input
-_y3 = MyMaskedLinear.apply(torch.randn(2, 5, 4), w, mask, b, "prune")
-assert _y3.shape == (2, 5, 3)  # any batch dimensions
-# sphinx_gallery_end_ignore
-
-# %%
-# The weight gradient is zero outside the mask (the ``-0.`` are zeros too: a
-# negative number times ``False``) and equals plain autograd's gradient
-# times the mask:
 y.sum().backward()
 print(w.grad)
 
-w_ref = w.detach().clone().requires_grad_()
-F.linear(x.detach(), w_ref, b.detach()).sum().backward()
-print("same as full gradient * mask:", torch.equal(w.grad, w_ref.grad * mask))
-
 # sphinx_gallery_start_ignore
-assert torch.equal(w.grad, w_ref.grad * mask)
+assert y.grad_fn.name() == "MyMaskedLinearBackward"
+_acc = "torch::autograd::AccumulateGrad"
+_next = [f and f.name() for f, _ in y.grad_fn.next_functions]
+assert _next == [_acc, _acc, None, _acc]  # one edge per tensor input
+_y3 = MyMaskedLinear.apply(torch.randn(2, 5, 4), w, mask, b, "prune")
+assert _y3.shape == (2, 5, 3)  # any batch dimensions
+_w_ref = w.detach().clone().requires_grad_()
+F.linear(x.detach(), _w_ref, b.detach()).sum().backward()
+assert torch.equal(w.grad, _w_ref.grad * mask)
 assert torch.signbit(w.grad[~mask]).any()  # the printed -0.
 # sphinx_gallery_end_ignore
 
@@ -130,26 +103,20 @@ assert torch.signbit(w.grad[~mask]).any()  # the printed -0.
 # Common mistake: returning the gradients in the wrong order
 # ----------------------------------------------------------
 # Autograd matches the values ``backward`` returns to the inputs *by
-# position*. Swap the first two, say because the weight gradient is the one
-# you were thinking about:
+# position*. Swap the first two: with a batch of 5 the input is ``(5, 4)``
+# and the weight ``(3, 4)``, so autograd refuses; with a batch of 3 both are
+# ``(3, 4)``, and the numbers are wrong without a warning. The fix is
+# ``forward``'s order, as in ``MyMaskedLinear``: ``grad_input, grad_weight,
+# None, grad_bias, None``.
 
 
 class SwappedOrder(MyMaskedLinear):
     @staticmethod
     def backward(ctx, grad_output):
-        grad_input, grad_weight, _, grad_bias, _ = MyMaskedLinear.backward(
-            ctx, grad_output
-        )
-        return grad_weight, grad_input, None, grad_bias, None  # WRONG order
+        grad_in, grad_w, _, grad_b, _ = MyMaskedLinear.backward(ctx, grad_output)
+        return grad_w, grad_in, None, grad_b, None  # WRONG order
 
 
-# %%
-# With a batch of 5 samples, the input is ``(5, 4)`` and the weight
-# ``(3, 4)``: the shapes differ, and autograd refuses. With a batch of 3,
-# both are ``(3, 4)`` and nothing stops the swap: the numbers are wrong,
-# without a warning. The fix is the order of ``forward``'s arguments, as in
-# ``MyMaskedLinear``: ``return grad_input, grad_weight, None, grad_bias,
-# None``.
 with expect_error(RuntimeError, "invalid gradient at index 0"):
     SwappedOrder.apply(x, w, mask, b, "freeze").sum().backward()
 
@@ -171,47 +138,35 @@ assert not torch.allclose(swapped_grad, _x3.grad)
 # What autograd checks, and what it does not
 # ------------------------------------------
 # * **The number** of gradients: too few is an error, and so is a value
-#   other than ``None`` for an argument that is not a tensor (the mode, or a
-#   bias passed as ``None``).
-# * **The shape**, loosely: a gradient of another shape is an error,
-#   *unless* the input's shape broadcasts to it. Then autograd silently sums
-#   it down to the input's shape: a bias gradient of shape ``(5, 3)`` for a
-#   bias of shape ``(3,)`` is summed over the batch (below), while one of
-#   shape ``(3, 1)`` is an error.
-# * **The dtype**: not at all. A ``float64`` (or even an integer) gradient
-#   for a ``float32`` input is silently cast to ``float32``.
-# * A gradient for a tensor that needs none (here the mask) is dropped
-#   unread.
-# * **The values**: never. That is the subject of
-#   :ref:`sphx_glr_tutorials_09_testing_a_custom_function.py`.
+#   other than ``None`` for a non-tensor (the mode, a bias passed as
+#   ``None``). A gradient for a tensor that needs none (the mask) is dropped.
+# * **The shape**, loosely: another shape is an error *unless* the input
+#   broadcasts to it; then autograd silently sums it down. A bias gradient of
+#   shape ``(5, 3)`` is summed over the batch (below); ``(3, 1)`` is an error.
+# * **The dtype**: not at all. A ``float64`` (even an integer) gradient for a
+#   ``float32`` input is silently cast to ``float32``.
+# * **The values**: never (see the next tutorial,
+#   :ref:`sphx_glr_tutorials_09_testing_a_custom_function.py`).
 
 
 class UnsummedBias(MyMaskedLinear):
     @staticmethod
     def backward(ctx, grad_output):
-        grad_input, grad_weight, _, _, _ = MyMaskedLinear.backward(ctx, grad_output)
-        return grad_input, grad_weight, None, grad_output, None  # (5, 3), not (3,)
+        grad_in, grad_w, _, _, _ = MyMaskedLinear.backward(ctx, grad_output)
+        return grad_in, grad_w, None, grad_output, None  # (5, 3), not (3,)
 
 
 b.grad = None
 UnsummedBias.apply(x, w, mask, b, "freeze").sum().backward()
 print("b.grad:", b.grad)
 
+
 # sphinx_gallery_start_ignore
-import contextlib
-import io
-
-
-def _raises(category, match, fn):  # expect_error without printing: hidden checks
-    with contextlib.redirect_stdout(io.StringIO()), expect_error(category, match):
-        fn()
-
-
-_w = w.detach().clone().requires_grad_()
-_y = MyMaskedLinear.apply(x.detach(), _w, mask, None, "freeze")
-with torch.no_grad():
-    _w.add_(1.0)  # a saved tensor, changed in place: caught at backward
-_raises(RuntimeError, "modified by an inplace operation", _y.sum().backward)
+def _error(fn, *args):  # the message of the error that fn(*args) raises
+    try:
+        fn(*args)
+    except (RuntimeError, ValueError) as error:
+        return str(error)
 
 
 def _run(backward, bias=b):
@@ -223,38 +178,37 @@ def _run(backward, bias=b):
     return _x.grad, _w.grad, None if _b is None else _b.grad
 
 
-_ok = MyMaskedLinear.backward
-_right = _run(_ok)
-_flags = []
+_w = w.detach().clone().requires_grad_()
+_y = MyMaskedLinear.apply(x.detach(), _w, mask, None, "freeze")
+_w.detach().add_(1.0)  # a saved tensor, changed in place: caught at backward
+assert "modified by an inplace operation" in _error(_y.sum().backward)
+_ok, _flags = MyMaskedLinear.backward, []
 _run(lambda ctx, g: _flags.append(ctx.needs_input_grad) or _ok(ctx, g), bias=None)
 assert _flags == [(True, True, False, False, False)]  # one flag per argument
-assert torch.equal(b.grad, _right[2])  # (5, 3) summed over the batch
+assert torch.equal(b.grad, _run(_ok)[2])  # (5, 3) summed over the batch
 for _backward, _bias, _match in [
-    (lambda ctx, g: _ok(ctx, g)[:4], b, r"number of gradients \(expected 5, got 4"),
+    (lambda ctx, g: _ok(ctx, g)[:4], b, "number of gradients (expected 5, got 4"),
     (lambda ctx, g: (*_ok(ctx, g)[:3], g.sum(0)[:, None], None), b, "compatible"),
     (lambda ctx, g: (*_ok(ctx, g)[:3], g.sum(0), None), None, "position 4, but"),
     (lambda ctx, g: (*_ok(ctx, g)[:4], g), b, "position 5, but the corresponding"),
 ]:
-    _raises(RuntimeError, _match, lambda f=_backward, c=_bias: _run(f, bias=c))
-for _dtype in (torch.float64, torch.int64):  # cast to the input's dtype
-    _got = _run(lambda ctx, g, d=_dtype: (_ok(ctx, g)[0].to(d), *_ok(ctx, g)[1:]))
-    assert _got[0].dtype == torch.float32
+    assert _match in _error(_run, _backward, _bias)
+_got = _run(lambda ctx, g: ((o := _ok(ctx, g))[0].double(), o[1].long(), *o[2:]))
+assert _got[0].dtype == _got[1].dtype == torch.float32  # cast to the input's dtype
+_masked = _run(lambda ctx, g: (*_ok(ctx, g)[:2], torch.ones(3, 4), *_ok(ctx, g)[3:]))
+assert all(torch.equal(p, q) for p, q in zip(_masked, _run(_ok), strict=True))
 # sphinx_gallery_end_ignore
 
 # %%
 # The package's version
 # ---------------------
-# :class:`~autograd_notes.MaskedLinearFunction` is this Function, with the
-# same argument order, ``apply(input, weight, mask, bias, mode)``, and the
-# same gradients. One refinement: the input is needed only for the weight
-# gradient and the weight only for the input gradient, so it saves each
-# only when the other needs a gradient, and ``None`` otherwise;
-# ``ctx.saved_tensors`` then gives ``None`` back in its place. Its ``apply``
-# also checks every argument (shapes, dtypes, devices, the mask, the mode)
-# and names the one that is wrong. The function
-# :func:`~autograd_notes.masked_linear` and the module
-# :class:`~autograd_notes.MaskedLinear` call it; the module holds the
-# weight and the bias as parameters, which a Function never does.
+# :class:`~autograd_notes.MaskedLinearFunction` is this Function: the same
+# order, ``apply(input, weight, mask, bias, mode)``, the same gradients. It
+# saves the input only when the weight needs a gradient (and the weight only
+# for the input's), ``None`` otherwise, and its ``apply`` checks every
+# argument (shapes, dtypes, devices, the mask, the mode), naming the wrong
+# one. :func:`~autograd_notes.masked_linear` and the module
+# :class:`~autograd_notes.MaskedLinear` (which holds the parameters) call it.
 y = MaskedLinearFunction.apply(x.detach(), w, mask, b, "freeze")
 print("saved None:", [t is None for t in y.grad_fn.saved_tensors])
 
@@ -262,25 +216,20 @@ with expect_error(ValueError, "must be 'freeze' or 'prune'"):
     MaskedLinearFunction.apply(x, w, mask, b, "frozen")
 
 # sphinx_gallery_start_ignore
+from autograd_notes import masked_linear
+
 assert [t is None for t in y.grad_fn.saved_tensors] == [False, True, False]
 for _mode in ("freeze", "prune"):
     _got = []
     for _function in (MyMaskedLinear, MaskedLinearFunction):
         _leaves = [t.detach().clone().requires_grad_() for t in (x, w, b)]
-        _function.apply(
-            _leaves[0], _leaves[1], mask, _leaves[2], _mode
-        ).sum().backward()
+        _function.apply(*_leaves[:2], mask, _leaves[2], _mode).sum().backward()
         _got.append([t.grad for t in _leaves])
     assert all(torch.allclose(p, q) for p, q in zip(*_got, strict=True))
-    assert torch.allclose(
-        masked_linear(x, w, mask, b, mode=_mode),
-        MyMaskedLinear.apply(x, w, mask, b, _mode),
-    )
-_raises(
-    ValueError,
-    "bias'? must have shape",
-    lambda: MaskedLinearFunction.apply(x, w, mask, torch.zeros(4), "freeze"),
-)
+    _want = MyMaskedLinear.apply(x, w, mask, b, _mode)
+    assert torch.allclose(masked_linear(x, w, mask, b, mode=_mode), _want)
+_bad_bias = (x, w, mask, b[:2], "freeze")
+assert "must have shape" in _error(MaskedLinearFunction.apply, *_bad_bias)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -300,18 +249,17 @@ _raises(
 #
 # **Solution**
 
-
 # %%
+b.grad = None
+
+
 class LinearOrder(MyMaskedLinear):
     @staticmethod
     def backward(ctx, grad_output):
-        grad_input, grad_weight, _, grad_bias, _ = MyMaskedLinear.backward(
-            ctx, grad_output
-        )
-        return grad_input, grad_weight, grad_bias, None, None
+        grad_in, grad_w, _, grad_b, _ = MyMaskedLinear.backward(ctx, grad_output)
+        return grad_in, grad_w, grad_b, None, None
 
 
-b.grad = None
 LinearOrder.apply(x, w, mask, b, "freeze").sum().backward()
 print(b.grad)  # None, no error: the bias gradient went to the mask's slot
 # sphinx_gallery_start_ignore
@@ -319,16 +267,17 @@ assert b.grad is None
 # sphinx_gallery_end_ignore
 
 # %%
-# **2. Write.** A Function ``ScaleGradient.apply(x, s)`` whose forward pass
-# returns ``x``'s values unchanged and whose backward pass multiplies the
-# gradient by the float ``s`` (with ``s = -1`` this is a "gradient reversal"
-# layer). Check it on ``t = torch.ones(3, requires_grad=True)`` with
-# ``s = -2.0``.
+# **2. Write.** A Function ``ScaleGradient.apply(x, s)`` that returns ``x``'s
+# values unchanged and multiplies the gradient by the float ``s`` (``s = -1``
+# gives a "gradient reversal" layer). Check it on
+# ``t = torch.ones(3, requires_grad=True)`` with ``s = -2.0``.
 #
 # **Solution**
 
-
 # %%
+t = torch.ones(3, requires_grad=True)
+
+
 class ScaleGradient(torch.autograd.Function):
     @staticmethod
     def forward(x, s):
@@ -343,16 +292,8 @@ class ScaleGradient(torch.autograd.Function):
         return grad_output * ctx.s, None  # one value per input; None for s
 
 
-t = torch.ones(3, requires_grad=True)
 ScaleGradient.apply(t, -2.0).sum().backward()
 print(t.grad)
 # sphinx_gallery_start_ignore
 assert torch.equal(t.grad, torch.full((3,), -2.0))
 # sphinx_gallery_end_ignore
-
-# %%
-# What next
-# ---------
-# Autograd never checks the values ``backward`` returns.
-# :ref:`sphx_glr_tutorials_09_testing_a_custom_function.py` shows how to
-# check them yourself.
