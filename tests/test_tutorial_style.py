@@ -54,7 +54,7 @@ def test_ends_with_two_to_four_checked_exercises(path: Path) -> None:
     assert re.search(r"^# Exercises\n# -+\n", text, re.MULTILINE), "no Exercises"
     exercises = text[text.index("# Exercises\n") :]
     solutions = re.findall(
-        r"^# \*\*Solution\*\*\n\n# %%\n(.*?)(?=^# %%|\Z)",
+        r"^# \*\*Solution\*\*\n\n+# %%\n(.*?)(?=^# %%|\Z)",
         exercises,
         re.MULTILINE | re.DOTALL,
     )
