@@ -63,8 +63,10 @@ def hold(nodes: Mapping[Node, object] | list[Node], root: Node) -> None:
     _wake.set()
 
 
-def drain() -> int:
+def drain(among: set[int] | None = None) -> int:
     """Free every held node that nothing else owns; return how many.
+
+    With ``among``, count only the nodes whose ``id`` is in it.
 
     A node is free to go when the only references to its wrapper are this
     module's. Its inputs stay held, so freeing it frees exactly one node;
@@ -83,13 +85,14 @@ def drain() -> int:
                 watch[node] = None  # still in use: look again later
                 continue
             watch.pop(node, None)
+            if among is None or id(node) in among:
+                freed += 1
             for fn, _ in node.next_functions:
                 if fn is not None and fn in held:
                     queued[fn] = None
             fn = None
             del held[node]
             del node  # frees it; its inputs survive, held, until their turn
-            freed += 1
     return freed
 
 
@@ -101,10 +104,11 @@ def free_now(detach: Callable[[], object], nodes: list[Node]) -> int:
     """
     with _lock:
         _held.update(dict.fromkeys(nodes))
+        mine = {id(node) for node in nodes}
         nodes.clear()
         detach()
         watch_all()
-        freed = drain()
+        freed = drain(mine)
         if _held:
             _start()
     _wake.set()

@@ -798,6 +798,9 @@ def _build_view(
             heads = sorted(heads + short)
     else:
         heads = list(range(n))
+    if len(heads) == n and keys is None:  # nothing collapsed: one entry per node
+        ones = [1] * n
+        return _View(graph, heads, ones, starts, inputs, [None] * n, {}, module_of)
     counts = [b - a for a, b in zip(heads, [*heads[1:], n], strict=True)]
     entry = [0] * n
     for e, head in enumerate(heads):
