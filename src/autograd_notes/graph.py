@@ -1128,9 +1128,16 @@ def _dot_lines(
         fn = nodes[i]
         kind = kinds[i]
         style = _DOT_GROUP if view.group[e] is not None else ""
-        plain = kind != _LEAF and kind != _COMPILED
-        if simple and plain and view.sizes[e] == 1 and not (outputs and fn in outputs):
+        alone = simple and view.sizes[e] == 1 and not (outputs and fn in outputs)
+        if alone and kind != _LEAF and kind != _COMPILED:
             label = escaped.get(kind) or escaped.setdefault(kind, _dot_escape(kind))
+        elif alone and kind == _LEAF:  # a leaf: the other common case
+            label = kind
+            leaf = _leaf_of(fn)
+            if leaf is not None:
+                text = _short_leaf(leaf, index.leaves.get(id(leaf)), ": ")
+                label += "\\n" + _dot_escape(text)
+            style = _DOT_LEAF
         else:
             parts = _entry_parts(view, kinds, e, index, False)
             lines_ = _label_lines(parts, index)
