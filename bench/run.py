@@ -121,11 +121,18 @@ def docs_build() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--skip-docs", action="store_true", help="skip the docs build")
+    parser.add_argument(
+        "--only",
+        metavar="NAME",
+        help="run only bench_NAME.py (e.g. masked_linear) and skip the docs build",
+    )
     args = parser.parse_args()
     for bench in sorted(Path(__file__).parent.glob("bench_*.py")):
+        if args.only and bench.stem != f"bench_{args.only}":
+            continue
         print(f"\n== {bench.stem}")
         runpy.run_path(str(bench), run_name="__main__")
-    if not args.skip_docs:
+    if not args.skip_docs and not args.only:
         docs_build()
 
 

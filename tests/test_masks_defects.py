@@ -664,3 +664,40 @@ def test_the_weight_decay_warning_is_stated_once() -> None:
         where for where, doc in docs.items() if "zero-gradient-is-not-frozen" in doc
     ]
     assert len(linking) >= 4
+
+
+# -- the two backward paths of MaskedLinearFunction agree bit for bit ---------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("needs_input", [True, False])
+def test_in_place_and_out_of_place_backward_agree(mode: str, needs_input: bool) -> None:
+    """``backward`` reuses its buffers unless it builds a graph; same values."""
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 3, 6, generator=g, requires_grad=needs_input)
+    w = torch.randn(5, 6, generator=g, requires_grad=True)
+    b = torch.randn(5, generator=g, requires_grad=True)
+    m = torch.rand(5, 6, generator=g) < 0.5
+    w.data[~m] = torch.tensor([math.inf, -math.inf, math.nan]).repeat(12)[: (~m).sum()]
+    upstream = torch.randn(2, 3, 5, generator=g)
+    inputs = (x, w, b) if needs_input else (w, b)
+
+    def run(create_graph: bool) -> tuple[Tensor, ...]:
+        out = MaskedLinearFunction.apply(x, w, m, b, mode)
+        return torch.autograd.grad(out, inputs, upstream, create_graph=create_graph)
+
+    fast, graph = run(False), run(True)
+    for got, want in zip(fast, graph, strict=True):
+        assert torch.equal(got.nan_to_num(), want.detach().nan_to_num())
+        assert torch.equal(got.isnan(), want.detach().isnan())
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_vmap_over_weights_with_one_mask(mode: str) -> None:
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(3, 4, generator=g)
+    ws = torch.randn(5, 2, 4, generator=g)
+    m = torch.rand(2, 4, generator=g) < 0.5
+    batched = torch.func.vmap(lambda w: masked_linear(x, w, m, mode=mode))(ws)  # type: ignore[arg-type]
+    looped = torch.stack([masked_linear(x, w, m, mode=mode) for w in ws])  # type: ignore[arg-type]
+    torch.testing.assert_close(batched, looped)

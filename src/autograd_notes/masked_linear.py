@@ -162,11 +162,13 @@ def _check_args(
 def _zero_outside(tensor: Tensor, mask: Tensor) -> Tensor:
     """``tensor * mask`` as a new tensor, for a bool ``mask`` of its shape.
 
-    The mask is first copied to ``uint8`` (one byte per entry, the cheapest
-    copy there is), which the product reads several times faster than a bool
-    tensor. Like any product, it leaves ``inf``/``nan`` outside the mask as
-    ``nan``. Every step is an ordinary out-of-place op, so it works under
-    :func:`torch.func.vmap` with a batch of masks and a single tensor.
+    The mask is first copied to ``uint8`` (a one-byte copy, the cheapest there
+    is): a product with a ``uint8`` tensor runs about twice as fast on the CPU
+    as one with a bool tensor (whose conversion to float is slow), and
+    several times faster than :func:`torch.where` or ``masked_fill``. Like any
+    product, it leaves ``inf``/``nan`` outside the mask as ``nan``. Every step
+    is an ordinary out-of-place op, so it works under :func:`torch.func.vmap`
+    with a batch of masks and a single tensor, and under ``torch.compile``.
     """
     return tensor * mask.to(torch.uint8)
 
@@ -174,6 +176,29 @@ def _zero_outside(tensor: Tensor, mask: Tensor) -> Tensor:
 def _effective_weight(weight: Tensor, mask: Tensor, mode: str) -> Tensor:
     """The weight the forward pass multiplies by: ``W`` or ``W * M``."""
     return weight if mode == "freeze" else _zero_outside(weight, mask)
+
+
+def _may_write_in_place() -> bool:
+    """Whether ``backward`` may overwrite the temporaries it allocated.
+
+    Not while building a graph of the backward (``create_graph=True``, which
+    ``torch.func.grad`` also uses), and not under a functorch transform such
+    as :func:`torch.func.vmap`, where an in-place product of an unbatched
+    tensor with a batched mask is an error and ``out=`` is not supported.
+    """
+    return not (torch.is_grad_enabled() or torch._C._are_functorch_transforms_active())
+
+
+def _weight_grad(
+    grad_output: Tensor, input: Tensor, *, out: Tensor | None = None
+) -> Tensor:
+    """``g.T @ x`` with the leading batch dims folded into one (a view)."""
+    rows = math.prod(grad_output.shape[:-1])
+    grad_2d = grad_output.reshape(rows, grad_output.shape[-1])
+    input_2d = input.reshape(rows, input.shape[-1])
+    if out is None or out.dtype != grad_2d.dtype:
+        return grad_2d.T @ input_2d
+    return torch.mm(grad_2d.T, input_2d, out=out)
 
 
 class MaskedLinearFunction(torch.autograd.Function):
@@ -234,7 +259,12 @@ class MaskedLinearFunction(torch.autograd.Function):
     ) -> Tensor:
         """Check the arguments, then compute ``F.linear(input, W_eff, bias)``."""
         _check_args(_APPLY, input, weight, mask, bias, mode)
-        return F.linear(input, _effective_weight(weight, mask, mode), bias)
+        if mode == "prune" and not torch._C._are_functorch_transforms_active():
+            # W * M in the buffer of the converted mask: one allocation less.
+            effective = mask.to(torch.uint8).to(weight.dtype).mul_(weight)
+        else:
+            effective = _effective_weight(weight, mask, mode)
+        return F.linear(input, effective, bias)
 
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Tensor) -> None:
@@ -258,20 +288,28 @@ class MaskedLinearFunction(torch.autograd.Function):
         input, weight, mask = ctx.saved_tensors
         needs_input, needs_weight, _, needs_bias = ctx.needs_input_grad[:4]
         grad_input = grad_weight = grad_bias = None
-
-        if needs_input:
-            grad_input = grad_output @ _effective_weight(weight, mask, ctx.mode)
-        if needs_weight or needs_bias:
-            # Fold the leading batch dims into one: a view for contiguous grads.
-            rows = math.prod(grad_output.shape[:-1])
-            grad_2d = grad_output.reshape(rows, grad_output.shape[-1])
+        if not _may_write_in_place():
+            # Out of place: differentiable, and fine under vmap over masks.
+            if needs_input:
+                grad_input = grad_output @ _effective_weight(weight, mask, ctx.mode)
             if needs_weight:
-                input_2d = input.reshape(rows, input.shape[-1])
-                # Out of place on purpose: an in-place product fails under
-                # vmap over masks (a batched mask, an unbatched gradient).
-                grad_weight = _zero_outside(grad_2d.T @ input_2d, mask)
-            if needs_bias:
-                grad_bias = grad_2d.sum(0)
+                grad_weight = _zero_outside(_weight_grad(grad_output, input), mask)
+        else:
+            # The same values with fewer passes over memory: convert the mask
+            # once, and let the weight gradient reuse the buffer of W * M.
+            keep = mask.to(torch.uint8).to(grad_output.dtype)
+            buffer = None
+            if needs_input:
+                if ctx.mode == "freeze":
+                    grad_input = grad_output @ weight
+                else:
+                    buffer = weight * keep
+                    grad_input = grad_output @ buffer
+            if needs_weight:
+                grad_weight = _weight_grad(grad_output, input, out=buffer).mul_(keep)
+        if needs_bias:
+            rows = math.prod(grad_output.shape[:-1])
+            grad_bias = grad_output.reshape(rows, grad_output.shape[-1]).sum(0)
         return grad_input, grad_weight, None, grad_bias, None
 
 
