@@ -336,7 +336,7 @@ def masked_linear(
         :func:`~autograd_notes.check_mask`.
     bias : torch.Tensor, optional
         ``None`` or a tensor of shape ``(out_features,)``.
-    mode : {"freeze", "prune"}, default "freeze"
+    mode : str, default "freeze"
         ``"freeze"``: the forward uses all of ``weight`` and only its
         gradient is masked (not the true derivative, on purpose).
         ``"prune"``: the forward uses ``weight`` with zeros outside the mask,
@@ -409,7 +409,7 @@ class MaskedLinear(nn.Module):
         casts and is saved in the ``state_dict``.
     bias : bool, default True
         Whether to learn an additive bias (never masked).
-    mode : {"freeze", "prune"}, default "freeze"
+    mode : str, default "freeze"
         As in :func:`masked_linear`. Saved in the ``state_dict`` too (as its
         ``_extra_state``), so a state dict only loads into a layer of the
         same mode.
@@ -480,14 +480,8 @@ class MaskedLinear(nn.Module):
                     func, "dtype", "a floating-point torch.dtype or None", actual
                 )
             )
-        self._mode = mode
-        factory: dict[str, Any] = {"device": where, "dtype": dtype}
+        # Check the mask's shape before allocating anything of that size.
         shape = (self.out_features, self.in_features)
-        self.weight = nn.Parameter(torch.empty(shape, **factory))
-        if bias:
-            self.bias = nn.Parameter(torch.empty(self.out_features, **factory))
-        else:
-            self.register_parameter("bias", None)
         mask = _check_tensor(mask, func, "mask")
         if mask.shape != shape:
             raise ValueError(
@@ -498,6 +492,13 @@ class MaskedLinear(nn.Module):
                     tuple(mask.shape),
                 )
             )
+        self._mode = mode
+        factory: dict[str, Any] = {"device": where, "dtype": dtype}
+        self.weight = nn.Parameter(torch.empty(shape, **factory))
+        if bias:
+            self.bias = nn.Parameter(torch.empty(self.out_features, **factory))
+        else:
+            self.register_parameter("bias", None)
         # A copy, so the layer never aliases (or later writes to) the caller's mask.
         self.register_buffer("mask", _check_mask(mask, self.weight, func).clone())
         self.reset_parameters()
@@ -536,7 +537,7 @@ class MaskedLinear(nn.Module):
             floating-point weight.
         mask : torch.Tensor
             As for :class:`MaskedLinear`, on ``linear``'s device.
-        mode : {"freeze", "prune"}, default "freeze"
+        mode : str, default "freeze"
             As for :class:`MaskedLinear`.
 
         Returns
