@@ -293,4 +293,4 @@ assert [p.grad is None for p in model.parameters()] == [True, True, False, False
 # ---------
 # :ref:`sphx_glr_tutorials_02_grad_fn_and_the_graph.py` looks at the
 # ``grad_fn`` nodes that connect these tensors, and at where gradients end
-# up. See also the :doc:`/explanations/glossary`.
+# up. See also the :doc:`/reference/glossary`.
