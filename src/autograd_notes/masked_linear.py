@@ -34,11 +34,15 @@ It also supports :func:`torch.func.vmap`, over the inputs or over a batch of
 masks (through ``generate_vmap_rule``; per-sample gradients with
 ``vmap(grad(...))`` work too), ``torch.compile(fullgraph=True)`` (with a bool
 mask: checking that a float mask holds only 0 and 1 reads its values, which
-Dynamo cannot trace) and double backward: ``backward`` is built from
-differentiable, out-of-place ops and is not marked ``once_differentiable``,
-so :func:`torch.autograd.gradgradcheck` passes in both modes. In freeze mode
+Dynamo cannot trace) and double backward: ``backward`` is not marked
+``once_differentiable`` and, when a graph of it is built
+(``create_graph=True``), uses only differentiable, out-of-place ops, so
+:func:`torch.autograd.gradgradcheck` passes in both modes. In freeze mode
 that only says the backward is differentiated consistently, not that it is
-the true derivative.
+the true derivative. Without ``create_graph`` (and outside functorch
+transforms) ``backward`` computes the same values with fewer passes over
+memory, writing into temporaries it allocated itself, never into a tensor
+you passed.
 """
 
 from __future__ import annotations
