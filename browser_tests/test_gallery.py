@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urljoin
 
+import tomllib
 import webcheck
 from playwright.sync_api import BrowserContext
 
@@ -67,7 +68,9 @@ def test_edit_and_source_links_name_files_in_the_repository(
 ):
     """ "Edit" and "view source" of every page lead to a file that exists."""
     markup = (site / page_path).read_text(encoding="utf-8")
-    links = webcheck.repository_links(markup)
+    with (repo_root / "pyproject.toml").open("rb") as f:
+        repository = tomllib.load(f)["project"]["urls"]["Repository"]
+    links = webcheck.repository_links(markup, repository)
     for path in links:
         assert (repo_root / path).is_file(), f"{page_path} links to missing {path}"
     if page_path.startswith("tutorials/") and page_path != "tutorials/index.html":

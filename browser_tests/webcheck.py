@@ -600,11 +600,8 @@ def copied_text(page: Page, block: Locator) -> str:
     return text
 
 
-REPOSITORY_LINK = re.compile(
-    r'href="https://github\.com/[^/"]+/[^/"]+/(?:edit|blob)/[^/"]+/([^"?#]+)'
-)
-
-
-def repository_links(markup: str) -> set[str]:
-    """Repository paths that a page's "edit" and "view source" buttons name."""
-    return set(REPOSITORY_LINK.findall(markup))
+def repository_links(markup: str, repository: str) -> set[str]:
+    """Paths in ``repository`` that a page's "edit"/"view source" buttons name."""
+    base = re.escape(repository.rstrip("/"))
+    link = re.compile(rf'href="{base}/(?:edit|blob)/[^/"]+/([^"?#]+)')
+    return set(link.findall(markup))
