@@ -701,3 +701,16 @@ def test_vmap_over_weights_with_one_mask(mode: str) -> None:
     batched = torch.func.vmap(lambda w: masked_linear(x, w, m, mode=mode))(ws)  # type: ignore[arg-type]
     looped = torch.stack([masked_linear(x, w, m, mode=mode) for w in ws])  # type: ignore[arg-type]
     torch.testing.assert_close(batched, looped)
+
+
+def test_vmap_over_float_masks_is_a_clear_error() -> None:
+    x, w = torch.randn(3, 5), torch.randn(4, 5)
+    masks = (torch.rand(2, 4, 5) < 0.5).float()
+    with pytest.raises(
+        TypeError, match=message("masked_linear", "mask", "be a bool tensor here")
+    ):
+        torch.func.vmap(lambda m: masked_linear(x, w, m, mode="prune"))(masks)
+    batched = torch.func.vmap(lambda m: masked_linear(x, w, m, mode="prune"))(
+        masks.bool()
+    )
+    assert batched.shape == (2, 3, 4)

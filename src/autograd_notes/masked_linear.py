@@ -30,13 +30,14 @@ in order, with ``None`` for the mask and the mode; the masking is one
 vectorised op; any leading batch dimensions work; and it saves no more than
 :class:`torch.nn.Linear` does (the input and the weight) plus the bool mask.
 
-It also supports :func:`torch.func.vmap`, over the inputs or over a batch of
-masks (through ``generate_vmap_rule``; per-sample gradients with
-``vmap(grad(...))`` work too), ``torch.compile(fullgraph=True)`` (with a bool
-mask: checking that a float mask holds only 0 and 1 reads its values, which
-Dynamo cannot trace) and double backward: ``backward`` is not marked
-``once_differentiable`` and, when a graph of it is built
-(``create_graph=True``), uses only differentiable, out-of-place ops, so
+It also supports :func:`torch.func.vmap`, over the inputs, the weights or a
+batch of masks (through ``generate_vmap_rule``; per-sample gradients with
+``vmap(grad(...))`` work too), and ``torch.compile(fullgraph=True)``, both
+with a bool mask (checking that a float mask holds only 0 and 1 reads its
+values, which neither vmap nor Dynamo can), and double backward:
+``backward`` is not marked ``once_differentiable`` and, when a graph of it
+is built (``create_graph=True``), uses only differentiable, out-of-place
+ops, so
 :func:`torch.autograd.gradgradcheck` passes in both modes. In freeze mode
 that only says the backward is differentiated consistently, not that it is
 the true derivative. Without ``create_graph`` (and outside functorch

@@ -161,7 +161,19 @@ def _check_mask(
             )
         )
     other = (mask != 0) & (mask != 1)
-    if bool(other.any()):
+    try:
+        found = bool(other.any())
+    except RuntimeError as error:  # a transform such as vmap hides the values
+        raise TypeError(
+            _arg_error(
+                func,
+                name,
+                "a bool tensor here (a float mask's 0/1 values cannot be read "
+                "inside this transform, e.g. torch.func.vmap)",
+                mask.dtype,
+            )
+        ) from error
+    if found:
         bad = mask[other][0].item()
         raise ValueError(
             _arg_error(
