@@ -37,10 +37,9 @@ with a bool mask (checking that a float mask holds only 0 and 1 reads its
 values, which neither vmap nor Dynamo can), and double backward:
 ``backward`` is not marked ``once_differentiable`` and, when a graph of it
 is built (``create_graph=True``), uses only differentiable, out-of-place
-ops, so
-:func:`torch.autograd.gradgradcheck` passes in both modes. In freeze mode
-that only says the backward is differentiated consistently, not that it is
-the true derivative. Without ``create_graph`` (and outside functorch
+ops, so :func:`torch.autograd.gradgradcheck` passes in both modes. In freeze
+mode that only says the backward is differentiated consistently, not that it
+is the true derivative. Without ``create_graph`` (and outside functorch
 transforms) ``backward`` computes the same values with fewer passes over
 memory, writing into temporaries it allocated itself, never into a tensor
 you passed.
