@@ -335,11 +335,8 @@ def _as_indices(indices: object, size: int, name: str) -> list[int]:
     values: list[object]
     if isinstance(indices, torch.Tensor):
         _check_tensor(indices, func, name)
-        if (
-            indices.dtype == torch.bool
-            or indices.is_floating_point()
-            or (indices.is_complex())
-        ):
+        integer = not (indices.is_floating_point() or indices.is_complex())
+        if indices.dtype == torch.bool or not integer:
             raise TypeError(
                 _arg_error(func, name, expected, f"a {indices.dtype} tensor")
             )
