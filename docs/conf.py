@@ -130,6 +130,8 @@ sphinx_gallery_conf = {
     "show_signature": False,
     # The timings page loads jQuery and DataTables from CDNs: not offline-safe.
     "write_computation_times": False,
+    # No "Total running time" footer: pages show nothing machine-dependent.
+    "min_reported_time": float("inf"),
 }
 
 # -- autodoc --------------------------------------------------------------------

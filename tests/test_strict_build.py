@@ -163,6 +163,12 @@ def test_memory_address_in_output_fails(site: Path) -> None:
     assert_fails(build(site), "memory address in tutorials/01_example.html")
 
 
+def test_timing_in_output_fails(site: Path) -> None:
+    example = site / "gallery" / "01_example.py"
+    example.write_text(GOOD_EXAMPLE + "\nprint('took 0.25 seconds')\n")
+    assert_fails(build(site), "timing in tutorials/01_example.html")
+
+
 def test_build_machine_path_in_output_fails(site: Path) -> None:
     example = site / "gallery" / "01_example.py"
     example.write_text(GOOD_EXAMPLE + "\nprint(torch.__file__)\n")

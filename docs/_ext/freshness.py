@@ -22,11 +22,13 @@ logger = logging.getLogger(__name__)
 
 
 def fingerprint(root: Path) -> str:
-    """Hash of torch's version, the package sources and the pinned versions."""
+    """Hash of torch's version, the package, the pins and the docs config."""
     import torch
 
     digest = hashlib.sha256(torch.__version__.encode())
     files = [*sorted((root / "src").rglob("*.py")), root / "constraints.txt"]
+    # The configuration shapes the generated pages too (footers, hooks).
+    files += [root / "docs" / "conf.py", *sorted((root / "docs" / "_ext").glob("*.py"))]
     for path in files:
         if path.exists():
             digest.update(path.relative_to(root).as_posix().encode())

@@ -4,7 +4,8 @@
   example runs, every Python warning is an error. Examples that *expect* a
   warning catch it with ``warnings.catch_warnings(record=True)`` and print it.
 * :func:`scan_html` runs when the build finishes and fails it if any page
-  shows a memory address (``object at 0x...``) or a path of the build machine.
+  shows a memory address (``object at 0x...``), a timing or a path of the
+  build machine.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def strict_warnings(gallery_conf: dict[str, Any], fname: str | None, when: str) 
 
 
 ADDRESS = re.compile(r"(?:object|Generator|function \S+) at 0x[0-9a-fA-F]+")
+TIMING = re.compile(r"Total running time|\b\d+\.\d+ ?(?:seconds|ms|µs)\b")
 
 
 def _machine_paths(app: Sphinx) -> list[str]:
@@ -61,6 +63,8 @@ def scan_html(app: Sphinx, exception: Exception | None) -> None:
         where = page.relative_to(app.outdir)
         if match := ADDRESS.search(text):
             logger.warning("memory address in %s: %r", where, match.group(0))
+        if match := TIMING.search(text):
+            logger.warning("timing in %s: %r", where, match.group(0))
         for path in paths:
             if path in text:
                 logger.warning("build-machine path %r in %s", path, where)
