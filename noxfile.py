@@ -10,11 +10,13 @@ import hashlib
 from pathlib import Path
 
 import nox
+import tomllib
 
 PYTHON = "3.11"
-# The oldest torch the package supports and the newest installable here.
-TORCH_RANGE = ("2.13.0", "2.14.1")
 ROOT = Path(__file__).parent
+# The oldest torch the package supports and the newest installable here.
+with (ROOT / "pyproject.toml").open("rb") as f:
+    TORCH_RANGE = tomllib.load(f)["tool"]["autograd-notes"]["verified-torch"]
 CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 SPHINX_ARGS = ("-W", "--keep-going", "-b", "html", "docs", "docs/_build/html")
 

@@ -17,7 +17,10 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(DOCS / "_ext"))
 
 with (ROOT / "pyproject.toml").open("rb") as f:
-    _project = tomllib.load(f)["project"]
+    _pyproject = tomllib.load(f)
+_project = _pyproject["project"]
+# The versions `nox -s compat` verifies.
+_verified = _pyproject["tool"]["autograd-notes"]["verified-torch"]
 
 # The one place the repository is named: pyproject.toml's [project.urls].
 REPOSITORY = _project["urls"]["Repository"]
@@ -86,15 +89,12 @@ import torch  # noqa: E402
 # now, in the Sphinx process, instead of inside the first executed page where
 # its one-time message on stderr would fail the build.
 
-_noxfile = (ROOT / "noxfile.py").read_text()
-# The verified versions are the ones `nox -s compat` runs (noxfile's TORCH_RANGE).
-_verified = _noxfile.split("TORCH_RANGE = (", 1)[1].split(")", 1)[0]
 myst_substitutions = {
     "torch_version": torch.__version__,
     "torch_range": next(d for d in _project["dependencies"] if d.startswith("torch"))
     .removeprefix("torch")
     .replace(">=", "≥ "),
-    "torch_verified": " and ".join(v.strip(' "') for v in _verified.split(",")),
+    "torch_verified": " and ".join(_verified),
     "package_version": autograd_notes.__version__,
 }
 myst_heading_anchors = 3
