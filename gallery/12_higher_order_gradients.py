@@ -21,7 +21,6 @@ functions cannot take part.
 # :math:`6x`:
 import warnings
 
-import numpy as np
 import torch
 from torch import nn
 from torch.autograd.function import once_differentiable
@@ -129,7 +128,9 @@ for index in [(0, 0), (1, 0), (2, 1)]:
     print(f"weight{list(index)}: {autograd_value:+.8f}  finite diff {numeric:+.8f}")
 
 # sphinx_gallery_start_ignore
-for _index in np.ndindex(16, 2):  # every weight of the first layer
+import itertools
+
+for _index in itertools.product(range(16), range(2)):  # every first-layer weight
     _num = finite_difference(first_weight, _index)
     assert abs(_num - first_weight.grad[_index].item()) < 1e-8
 # sphinx_gallery_end_ignore
@@ -207,7 +208,8 @@ assert torch.allclose(torch.autograd.functional.hvp(loss_fn, w.detach(), v)[1], 
 # ``backward`` uses differentiable torch operations supports double backward
 # for free. A ``backward`` that leaves autograd (NumPy, a C++ kernel) cannot,
 # and should be marked ``@once_differentiable``. Here the critic's activation
-# :math:`z / (1 + |z|)` has its derivative computed by NumPy:
+# :math:`z / (1 + |z|)` has its derivative computed in plain Python numbers,
+# outside autograd, as NumPy or a compiled kernel would:
 
 
 class Softsign(torch.autograd.Function):
@@ -220,8 +222,8 @@ class Softsign(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, grad_output):
         (z,) = ctx.saved_tensors
-        slope = 1 / (1 + np.abs(z.detach().numpy())) ** 2  # outside autograd
-        return grad_output * torch.from_numpy(slope)
+        slope = [1 / (1 + abs(v)) ** 2 for v in z.flatten().tolist()]  # no autograd
+        return grad_output * torch.tensor(slope, dtype=z.dtype).view_as(z)
 
 
 class SoftsignLayer(nn.Module):
