@@ -56,8 +56,8 @@ w.grad = None
 # sphinx_gallery_end_ignore
 
 # %%
-# Slices and views of a leaf are not leaves
-# -----------------------------------------
+# Slices of a leaf that requires grad are not leaves
+# --------------------------------------------------
 # Indexing, slicing, ``view`` and ``t()`` are operations too. Each result
 # shares memory with ``w`` and has a ``grad_fn`` leading back to ``w``, so
 # none is a leaf, although no arithmetic happened.

@@ -92,6 +92,16 @@ assert torch.allclose(J, _diagonal + _next)
 # sphinx_gallery_end_ignore
 
 # %%
+# For tensors of higher rank the "matrix" has the shape ``y.shape +
+# x.shape``: one entry per pair of an output element and an input element.
+M = torch.ones(2, 3)
+print(tuple(torch.autograd.functional.jacobian(lambda m: m.sum(0), M).shape))
+
+# sphinx_gallery_start_ignore
+assert torch.autograd.functional.jacobian(lambda m: m.sum(0), M).shape == (3, 2, 3)
+# sphinx_gallery_end_ignore
+
+# %%
 # ``backward(gradient=v)`` computes :math:`v^\top J`
 # --------------------------------------------------
 # Give ``backward`` a vector :math:`v` with the shape of ``y`` and it adds

@@ -41,7 +41,11 @@ b = torch.randn(3, requires_grad=True)
 # ``backward`` returns one gradient per argument of ``forward``, in order:
 # five here, ``None`` for the mask and the mode, which have no gradient.
 # ``ctx.needs_input_grad`` holds one bool per argument, by the same
-# positions, so ``backward`` computes only what is needed.
+# positions, so ``backward`` computes only what is needed. (Older code
+# writes ``forward(ctx, input, ...)`` and saves inside it, with no
+# ``setup_context``: still valid, but ``torch.func`` transforms need the
+# split form.) A Function holds no state; the ``nn.Module`` that calls it
+# owns the parameters and passes them to ``apply``.
 
 
 def effective_weight(weight, mask, mode):
@@ -97,6 +101,29 @@ _w_ref = w.detach().clone().requires_grad_()
 F.linear(x.detach(), _w_ref, b.detach()).sum().backward()
 assert torch.equal(w.grad, _w_ref.grad * mask)
 assert torch.signbit(w.grad[~mask]).any()  # the printed -0.
+
+
+class _OldStyle(torch.autograd.Function):  # forward(ctx, ...) still works
+    @staticmethod
+    def forward(ctx, t):
+        ctx.save_for_backward(t)
+        return t * t
+
+    @staticmethod
+    def backward(ctx, grad):
+        (t,) = ctx.saved_tensors
+        return 2 * t * grad
+
+
+_t = torch.tensor([3.0], requires_grad=True)
+_OldStyle.apply(_t).backward()
+assert _t.grad.item() == 6.0
+try:  # ... but not under torch.func
+    torch.func.grad(lambda t: _OldStyle.apply(t).sum())(_t.detach())
+except RuntimeError as _error:
+    assert "setup_context" in str(_error)
+else:
+    raise AssertionError("torch.func accepted a Function without setup_context")
 # sphinx_gallery_end_ignore
 
 # %%

@@ -17,7 +17,7 @@ hooks fire.
 # ``.grad`` stays ``None``. ``h.register_hook(fn)`` calls ``fn(grad)`` with
 # the gradient of the loss with respect to ``h`` as soon as backward has
 # computed it. Unlike ``h.retain_grad()``
-# (:ref:`sphx_glr_tutorials_06_several_losses.py`), the hook stores nothing
+# (:ref:`sphx_glr_tutorials_02_grad_fn_and_the_graph.py`), the hook stores nothing
 # itself: what happens to the gradient is up to ``fn``. Here
 # :math:`\partial L / \partial h = 2h`:
 import torch

@@ -42,6 +42,9 @@ _clamp01 = [0, 0, 1, 0, 0] if _new_clamp else [0, 1, 1, 1, 0]
 assert grad_at(clamp01, [-1.0, 0.0, 0.5, 1.0, 2.0]).tolist() == _clamp01
 assert grad_at(lambda t: t.clamp(min=0.0), [0.0]).item() == (not _new_clamp)
 assert grad_at(lambda t: t.clamp(max=1.0), [1.0]).item() == (not _new_clamp)
+_bounds = (torch.tensor(0.0), torch.tensor(1.0))
+_tensor_bounds = grad_at(lambda t: t.clamp(*_bounds), [0.0, 0.5, 1.0]).tolist()
+assert _tensor_bounds == ([0.5, 1.0, 0.5] if _new_clamp else [1.0, 1.0, 1.0])
 # sphinx_gallery_end_ignore
 
 # %%
@@ -53,7 +56,8 @@ assert grad_at(lambda t: t.clamp(max=1.0), [1.0]).item() == (not _new_clamp)
 # ``clamp`` is where the torch version matters. In torch 2.13 its bounds
 # count as inside the range: the gradient passes through (1) at ``x == 0``
 # and ``x == 1``, so ``x.clamp(min=0)`` and ``relu`` disagree at 0. From
-# torch 2.14 on, the bounds count as outside and get 0, like ``relu``. A
+# torch 2.14 on, number bounds count as outside and get 0, like ``relu``
+# (tensor bounds split it, 0.5). A
 # value that sits exactly on a bound (a parameter projected into a range,
 # say) gets a different gradient on the two versions.
 #
