@@ -3,6 +3,9 @@
 * :func:`strict_warnings` is a sphinx-gallery ``reset_modules`` hook: while an
   example runs, every Python warning is an error. Examples that *expect* a
   warning catch it with ``warnings.catch_warnings(record=True)`` and print it.
+* :func:`run_docstring_examples` runs every ``>>>`` example of the package's
+  docstrings (they are shown on the API reference pages) and fails the build
+  if one no longer prints what it shows.
 * :func:`scan_html` runs when the build finishes and fails it if any page
   shows a memory address (``object at 0x...``), a timing or a path of the
   build machine.
@@ -70,6 +73,48 @@ def scan_html(app: Sphinx, exception: Exception | None) -> None:
                 logger.warning("build-machine path %r in %s", path, where)
 
 
+def run_docstring_examples(app: Sphinx) -> None:
+    """Execute the docstring examples that the reference pages show.
+
+    Skipped when the package sources are unchanged since they last passed.
+    """
+    import doctest
+    import hashlib
+    import importlib
+    import pkgutil
+
+    import torch
+
+    import autograd_notes
+
+    digest = hashlib.sha256(torch.__version__.encode())
+    for path in sorted(Path(autograd_notes.__file__).parent.glob("*.py")):
+        digest.update(path.read_bytes())
+    stamp = Path(app.outdir).parent / ".docstring-examples-passed"
+    if stamp.exists() and stamp.read_text() == digest.hexdigest():
+        return
+
+    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    names = [m.name for m in pkgutil.iter_modules(autograd_notes.__path__)]
+    for name in ["autograd_notes", *(f"autograd_notes.{n}" for n in names)]:
+        module = importlib.import_module(name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            result = doctest.testmod(module, optionflags=flags, report=False)
+        if result.failed:
+            logger.warning(
+                "%d of %d docstring examples in %s fail (run pytest %s)",
+                result.failed,
+                result.attempted,
+                name,
+                module.__file__,
+            )
+            return
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(digest.hexdigest())
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("builder-inited", run_docstring_examples)
     app.connect("build-finished", scan_html)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
