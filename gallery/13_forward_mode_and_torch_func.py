@@ -32,11 +32,12 @@ _ = torch.manual_seed(0)
 
 # sphinx_gallery_start_ignore
 # Forward mode's first use loads decompositions with the deprecated
-# torch.jit.script (torch 2.13): load them quietly (a no-op if done before).
+# torch.jit.script (a DeprecationWarning on torch 2.13, a FutureWarning from
+# 2.14 on): load them quietly (a no-op if done before).
 import warnings
 
 with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)
+    warnings.filterwarnings("ignore", "`torch.jit.script` is deprecated")
     import torch._decomp.decompositions_for_jvp
 # sphinx_gallery_end_ignore
 A = torch.randn(100, 3)
