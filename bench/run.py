@@ -96,13 +96,14 @@ def docs_build() -> None:
         copy_site(site)
         copy_site(twin)
         clean, _ = timed(cmd, cwd=site)
+        first = pages(site / "docs/_build/html")  # before the rebuild touches it
         rebuild, result = timed(cmd, cwd=site)
         executed = (
             "executed 0 out of 0" in result.stdout and "Executing" not in result.stdout
         )
         plain = plain_python_seconds(site)
         timed(cmd, cwd=twin)
-        first, second = (pages(s / "docs/_build/html") for s in (site, twin))
+        second = pages(twin / "docs/_build/html")
     differing = sorted(
         p for p in first.keys() | second.keys() if first.get(p) != second.get(p)
     )
