@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 import tomllib
+from sphinx.application import Sphinx
+from sphinx.config import Config
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
@@ -46,6 +48,7 @@ extensions = [
     "sitecheck",
     "exercises",  # collapse tutorial solutions into <details>
     "editlinks",  # "Edit" on a tutorial page opens its gallery/ script
+    "translation",  # the zh_CN edition: checks, thumbnails, language links
 ]
 
 exclude_patterns = [
@@ -58,6 +61,19 @@ exclude_patterns = [
     "**sg_execution_times.rst",
 ]
 suppress_warnings: list[str] = []
+
+# -- Two editions: English, and Simplified Chinese from gettext catalogs --------
+# `nox -s docs` builds English into _build/html, then the same sources again
+# with `-D language=zh_CN` into _build/html/zh_CN. The second build reuses the
+# first one's executed outputs (sphinx-gallery's generated pages and myst-nb's
+# cache under _build/), so nothing runs twice. docs/_ext/translation.py fails
+# the zh build on any message without a current translation.
+BUILD = DOCS / "_build"
+language = "en"
+locale_dirs = ["locale/"]
+gettext_compact = False  # one catalog per page: docs/locale/zh_CN/LC_MESSAGES/
+gettext_uuid = False
+gettext_location = True
 
 # A reference to our own API that does not resolve is an error. Types from
 # other libraries (torch, matplotlib, the standard library) have no inventory
@@ -99,6 +115,8 @@ myst_substitutions = {
 }
 myst_heading_anchors = 3
 nb_execution_mode = "cache"
+# Shared by both editions, wherever each writes its HTML.
+nb_execution_cache_path = str(BUILD / ".jupyter_cache")
 nb_execution_raise_on_error = True
 nb_execution_timeout = 180
 nb_execution_show_tb = True
@@ -156,6 +174,7 @@ copybutton_exclude = ".linenos"
 html_theme = "sphinx_book_theme"
 html_title = "autograd-notes"
 html_static_path = ["_static"]
+templates_path = ["_templates"]
 html_css_files = ["custom.css"]
 html_js_files = ["sidebar-a11y.js"]
 html_last_updated_fmt = None
@@ -172,9 +191,29 @@ html_theme_options = {
     "navigation_with_keys": False,
     # One search box per page: the sidebar's. The header's copy goes.
     "navbar_persistent": [],
+    # The link to the same page in the other edition, before the buttons.
+    "article_header_end": ["edition-switcher.html", "article-header-buttons.html"],
 }
-html_theme_options["extra_footer"] = (
-    f"<p>Every output on this site was produced by torch {torch.__version__} "
-    "while the site was built.</p>"
-)
+# Raw HTML, so not in the catalogs: one footer per edition.
+FOOTERS = {
+    "en": f"<p>Every output on this site was produced by torch {torch.__version__} "
+    "while the site was built.</p>",
+    "zh_CN": f"<p>本站的每一个输出，都是构建网站时由 torch {torch.__version__} "
+    "实际运行产生的。</p>",
+}
+html_theme_options["extra_footer"] = FOOTERS["en"]
 html_context = {"default_mode": "auto"}
+
+
+def per_edition(app: Sphinx, config: Config) -> None:
+    """Settings that depend on the edition (``-D language=...``)."""
+    config.html_theme_options["extra_footer"] = FOOTERS[config.language]
+    if config.language == "zh_CN":
+        config.myst_substitutions["torch_verified"] = " 和 ".join(_verified)
+
+
+def setup(app: Sphinx) -> None:
+    app.connect("config-inited", per_edition)
+    # sphinx-mathjax-offline only copies MathJax into _static, but does not say
+    # it is safe for parallel reading; say it, so `-j auto` reads in parallel.
+    app.extensions["sphinx-mathjax-offline"].parallel_read_safe = True

@@ -107,7 +107,7 @@ assert z.grad_fn.next_functions[1] == (None, 0)
 # operations are *generated* from ``derivatives.yaml`` with a ``name()`` that
 # returns the short class name. A few are written by hand, such as
 # ``AccumulateGrad`` or ``CopySlices``, which an in-place write into a slice
-# leaves behind (:ref:`sphx_glr_tutorials_04_in_place_and_views.py`); their
+# creates (:ref:`sphx_glr_tutorials_04_in_place_and_views.py`); their
 # ``name()`` is the full C++ name. ``type(node).__name__`` is always short.
 t = x * torch.ones(3)
 t[0] = 0.0

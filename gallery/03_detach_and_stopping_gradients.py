@@ -5,7 +5,7 @@ How do you stop gradients: ``detach``, ``no_grad`` or ``inference_mode``?
 Sometimes a value should act as a constant: a fixed target, an old
 network's output, a weight you do not train. After this tutorial you can
 predict when a result requires grad, and choose between ``detach()``,
-``torch.no_grad()`` and ``torch.inference_mode()`` by what each leaves behind.
+``torch.no_grad()`` and ``torch.inference_mode()`` by the tensors each one gives you.
 """
 
 # %%
@@ -212,8 +212,8 @@ assert weight.grad is None
 
 # %%
 # The view is a trap: it inherits the flag, but nothing links it to
-# ``weight``. A backward through it raises no error and leaves ``weight.grad``
-# at ``None`` (:ref:`sphx_glr_tutorials_04_in_place_and_views.py` shows this
+# ``weight``. A backward through it raises no error, and ``weight.grad`` stays
+# ``None`` (:ref:`sphx_glr_tutorials_04_in_place_and_views.py` shows this
 # in detail). Take views where you use them.
 #
 # ``torch.inference_mode()``: less bookkeeping, one restriction

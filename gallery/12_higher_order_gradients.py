@@ -206,7 +206,7 @@ assert torch.allclose(torch.autograd.functional.hvp(loss_fn, w.detach(), v)[1], 
 # A custom ``torch.autograd.Function``
 # (:ref:`sphx_glr_tutorials_08_writing_a_custom_function.py`) whose
 # ``backward`` uses differentiable torch operations supports double backward
-# for free. A ``backward`` that leaves autograd (NumPy, a C++ kernel) cannot,
+# for free. A ``backward`` that steps outside autograd (NumPy, a C++ kernel) cannot,
 # and should be marked ``@once_differentiable``. Here the critic's activation
 # :math:`z / (1 + |z|)` has its derivative computed in plain Python numbers,
 # outside autograd, as NumPy or a compiled kernel would:

@@ -30,7 +30,8 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
-MARKER = "Solution"
+# The marker paragraph as each edition's catalog translates it.
+MARKERS = {"en": "Solution", "zh_CN": "答案"}
 
 
 class solution(nodes.General, nodes.Element):
@@ -38,7 +39,8 @@ class solution(nodes.General, nodes.Element):
 
 
 def visit_solution_html(self: Any, node: solution) -> None:
-    self.body.append('<details class="solution">\n<summary>Solution</summary>\n')
+    summary = MARKERS.get(self.config.language, MARKERS["en"])
+    self.body.append(f'<details class="solution">\n<summary>{summary}</summary>\n')
 
 
 def depart_solution_html(self: Any, node: solution) -> None:
@@ -49,12 +51,12 @@ def visit_solution_other(self: Any, node: solution) -> None:
     """Other builders show the solution's content as it is."""
 
 
-def _is_marker(node: nodes.Node) -> bool:
+def _is_marker(node: nodes.Node, marker: str) -> bool:
     return (
         isinstance(node, nodes.paragraph)
         and len(node.children) == 1
         and isinstance(node.children[0], nodes.strong)
-        and node.astext() == MARKER
+        and node.astext() == marker
     )
 
 
@@ -76,7 +78,10 @@ class CollapseSolutions(SphinxTransform):
     def apply(self, **kwargs: Any) -> None:
         if not self.env.docname.startswith("tutorials/"):
             return
-        for marker in list(self.document.findall(_is_marker)):
+        if self.app.builder.name == "gettext":
+            return  # the catalogs need the marker paragraph, to translate it
+        text = MARKERS.get(self.config.language, MARKERS["en"])
+        for marker in list(self.document.findall(lambda n: _is_marker(n, text))):
             parent = marker.parent
             index = parent.index(marker)
             taken: list[nodes.Node] = []

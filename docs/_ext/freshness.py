@@ -3,8 +3,9 @@
 sphinx-gallery re-runs an example only when its source changes, and myst-nb's
 cache keys on the notebook's code. Neither notices a new torch or a change
 to ``autograd_notes``. This extension fingerprints both (plus the
-constraints file) and, when the fingerprint moves, deletes the cached
-outputs so the build executes every example and page again.
+constraints file and conf.py) and, when the fingerprint moves, deletes the
+cached outputs so the build executes every example and page again. A change
+to an extension in ``_ext/`` only makes Sphinx read every page again.
 """
 
 from __future__ import annotations
@@ -21,14 +22,11 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 
-def fingerprint(root: Path) -> str:
-    """Hash of torch's version, the package, the pins and the docs config."""
+def fingerprint(root: Path, files: list[Path]) -> str:
+    """Hash of torch's version and of ``files`` (paths and contents)."""
     import torch
 
     digest = hashlib.sha256(torch.__version__.encode())
-    files = [*sorted((root / "src").rglob("*.py")), root / "constraints.txt"]
-    # The configuration shapes the generated pages too (footers, hooks).
-    files += [root / "docs" / "conf.py", *sorted((root / "docs" / "_ext").glob("*.py"))]
     for path in files:
         if path.exists():
             digest.update(path.relative_to(root).as_posix().encode())
@@ -36,20 +34,43 @@ def fingerprint(root: Path) -> str:
     return digest.hexdigest()
 
 
+def execution_inputs(root: Path) -> list[Path]:
+    """What the executed outputs depend on: the package, the pins, conf.py."""
+    return [
+        *sorted((root / "src").rglob("*.py")),
+        root / "constraints.txt",
+        root / "docs" / "conf.py",
+    ]
+
+
 def invalidate(app: Sphinx, config: Config) -> None:
+    """Delete executed outputs whose inputs changed; re-read after _ext edits."""
     srcdir = Path(app.srcdir)
-    stamp = Path(app.outdir).parent / ".outputs-fingerprint"
-    current = fingerprint(srcdir.parent)
-    if stamp.exists() and stamp.read_text() == current:
-        return
-    stale = [srcdir / d for d in config.sphinx_gallery_conf["gallery_dirs"]]
-    stale += [Path(app.outdir).parent / ".jupyter_cache", Path(app.doctreedir)]
-    for path in stale:
-        if path.exists():
-            logger.info("freshness: removing stale outputs in %s", path.name)
-            shutil.rmtree(path)
-    stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(current)
+    root = srcdir.parent
+    build = Path(config.nb_execution_cache_path).parent  # shared by both editions
+    stale_outputs = [srcdir / d for d in config.sphinx_gallery_conf["gallery_dirs"]]
+    stale_outputs.append(Path(config.nb_execution_cache_path))
+    extensions = sorted((srcdir / "_ext").glob("*.py"))
+    checks = [
+        (build / ".outputs-fingerprint", execution_inputs(root), stale_outputs),
+        # Each edition re-reads every page when the outputs or an extension
+        # changed; an extension only transforms what was read, so no re-run.
+        (
+            Path(app.doctreedir) / ".fingerprint",
+            [*execution_inputs(root), *extensions],
+            [],
+        ),
+    ]
+    for stamp, inputs, stale in checks:
+        current = fingerprint(root, inputs)
+        if stamp.exists() and stamp.read_text() == current:
+            continue
+        for path in [*stale, Path(app.doctreedir)]:
+            if path.exists():
+                logger.info("freshness: removing stale outputs in %s", path.name)
+                shutil.rmtree(path)
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(current)
 
 
 def prune_removed(app: Sphinx, config: Config) -> None:

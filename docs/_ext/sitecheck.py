@@ -90,7 +90,9 @@ def run_docstring_examples(app: Sphinx) -> None:
     digest = hashlib.sha256(torch.__version__.encode())
     for path in sorted(Path(autograd_notes.__file__).parent.glob("*.py")):
         digest.update(path.read_bytes())
-    stamp = Path(app.outdir).parent / ".docstring-examples-passed"
+    stamp = (
+        Path(app.config.nb_execution_cache_path).parent / ".docstring-examples-passed"
+    )
     if stamp.exists() and stamp.read_text() == digest.hexdigest():
         return
 
