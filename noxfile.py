@@ -19,6 +19,7 @@ with (ROOT / "pyproject.toml").open("rb") as f:
     TORCH_RANGE = tomllib.load(f)["tool"]["autograd-notes"]["verified-torch"]
 CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 SPHINX_ARGS = ("-W", "--keep-going", "-b", "html", "docs", "docs/_build/html")
+LOCALE = ("-d", "docs/locale", "-l", "zh_CN", "-w", "76")
 
 nox.options.sessions = ["lint", "tests", "docs"]
 nox.options.reuse_existing_virtualenvs = True
@@ -51,9 +52,28 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def docs(session: nox.Session) -> None:
-    """Build the HTML site, strictly, into docs/_build/html."""
+    """Build both editions, strictly: docs/_build/html and docs/_build/html/zh_CN."""
     install(session, "-e", ".[docs]")
-    session.run("sphinx-build", *SPHINX_ARGS, *session.posargs)
+    session.run("python", "docs/build.py", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def translations(session: nox.Session) -> None:
+    """Update the zh_CN catalogs from the English text; list what to translate."""
+    install(session, "-e", ".[docs]")
+    session.run(
+        "sphinx-build",
+        "-q",
+        "-j",
+        "auto",
+        "-b",
+        "gettext",
+        "docs",
+        "docs/_build/gettext",
+    )
+    session.run("sphinx-intl", "update", "-p", "docs/_build/gettext", *LOCALE)
+    # Lists every message that is new, changed (fuzzy) or breaks a rule.
+    session.run("python", "docs/locale/check_catalogs.py", success_codes=range(101))
 
 
 @nox.session(python=PYTHON)
@@ -67,9 +87,9 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def browser(session: nox.Session) -> None:
-    """Build the site, serve it on 127.0.0.1, check it in Debian's Chromium."""
+    """Build both editions, serve them on 127.0.0.1, check them in Chromium."""
     install(session, "-e", ".[docs,browser]")
-    session.run("sphinx-build", *SPHINX_ARGS)
+    session.run("python", "docs/build.py")
     session.run("pytest", "browser_tests", *session.posargs)
 
 
