@@ -159,3 +159,21 @@ def test_github_pages_workflow():
     assert len(deploy) == 1, "exactly one job deploys to GitHub Pages"
     assert "refs/heads/main" in deploy[0].get("if", ""), "deploys from main only"
     assert deploy[0]["permissions"] == {"pages": "write", "id-token": "write"}
+
+
+def test_both_editions_are_published():
+    """GitHub Pages publishes the folder that holds both editions; each Read the
+    Docs project (English, and its zh_CN translation) publishes its own."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build", ROOT / "docs" / "build.py")
+    assert spec is not None and spec.loader is not None
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    output = ROOT / noxfile_constant("SPHINX_ARGS")[-1]
+    assert build.EDITIONS["en"] == output
+    assert build.EDITIONS["zh_CN"].parent == output, "zh_CN must be inside the site"
+    steps = commands(load(READTHEDOCS)["build"]["commands"])
+    script = next(s for s in steps if "READTHEDOCS_LANGUAGE" in s)
+    assert "zh_CN" in script and "docs/_build/html/zh_CN/." in script
+    assert 'rm -rf "$READTHEDOCS_OUTPUT/html/zh_CN"' in script
