@@ -190,6 +190,24 @@ def check(paths: list[Path]) -> list[str]:
     return report
 
 
+def summary(paths: list[Path]) -> str:
+    """Message counts: total, translated, fuzzy, untranslated."""
+    total = translated = fuzzy = 0
+    for path in paths:
+        with path.open("rb") as f:
+            for message in read_po(f):
+                if not message.id:
+                    continue
+                total += 1
+                fuzzy += message.fuzzy
+                translated += bool(message.string) and not message.fuzzy
+    untranslated = total - translated - fuzzy
+    return (
+        f"{total} messages: {translated} translated, {fuzzy} fuzzy, "
+        f"{untranslated} untranslated"
+    )
+
+
 def fix(paths: list[Path]) -> None:
     """Rewrite the catalogs with the spaces that inline markup needs."""
     from babel.messages.pofile import write_po
@@ -212,6 +230,7 @@ def main(argv: list[str]) -> int:
         fix(paths)
     report = check(paths)
     print("\n".join(report) or f"{len(paths)} catalogs: OK")
+    print(summary(paths))
     return min(len(report), 100)
 
 
