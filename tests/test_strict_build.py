@@ -8,100 +8,28 @@ defect is injected and the build must fail, naming the problem.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+# The minimal site and its builds, shared with test_translations.py.
+sys.path.insert(0, str(Path(__file__).parent))
+from sitebuild import (
+    GOOD_EXAMPLE,
+    GOOD_PAGE,
+    assert_fails,
+    build,
+    make_site,
+)
 
 pytestmark = pytest.mark.slow
-
-GOOD_EXAMPLE = '''\
-"""
-A tiny example
-==============
-
-It prints, and shows an expected warning by catching it.
-"""
-
-# %%
-import warnings
-
-import torch
-
-x = torch.ones(2, requires_grad=True)
-y = x * 3
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    _ = y.grad  # reading .grad of a non-leaf warns
-print(type(y.grad_fn).__name__, caught[0].category.__name__)
-'''
-
-GOOD_PAGE = """\
----
-file_format: mystnb
-kernelspec:
-  name: python3
-  display_name: Python 3
----
-
-# A page
-
-See {doc}`tutorials/index`.
-
-```{code-cell} python
-print(1 + 1)
-```
-"""
-
-INDEX = """\
-# Site
-
-```{toctree}
-tutorials/index
-page
-```
-"""
-
-
-def make_site(root: Path) -> Path:
-    """Write a minimal site using the project's real configuration."""
-    shutil.copy(ROOT / "pyproject.toml", root / "pyproject.toml")
-    shutil.copy(ROOT / "constraints.txt", root / "constraints.txt")
-    docs = root / "docs"
-    docs.mkdir()
-    shutil.copy(ROOT / "docs" / "conf.py", docs / "conf.py")
-    shutil.copytree(ROOT / "docs" / "_ext", docs / "_ext")
-    shutil.copytree(ROOT / "docs" / "_static", docs / "_static")
-    (docs / "index.md").write_text(INDEX)
-    (docs / "page.md").write_text(GOOD_PAGE)
-    gallery = root / "gallery"
-    gallery.mkdir()
-    (gallery / "GALLERY_HEADER.rst").write_text("Tutorials\n=========\n")
-    (gallery / "01_example.py").write_text(GOOD_EXAMPLE)
-    return root
-
-
-def build(root: Path) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html"]
-    cmd += [str(root / "docs"), str(root / "docs" / "_build" / "html")]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=root, timeout=300)
 
 
 @pytest.fixture
 def site(tmp_path: Path) -> Path:
     return make_site(tmp_path)
-
-
-def assert_fails(result: subprocess.CompletedProcess[str], *needles: str) -> None:
-    output = result.stdout + result.stderr
-    assert result.returncode != 0, f"build passed but should have failed:\n{output}"
-    for needle in needles:
-        assert needle in output, f"{needle!r} not in build output:\n{output}"
 
 
 def test_baseline_builds_then_rebuilds_without_executing(site: Path) -> None:

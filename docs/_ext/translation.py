@@ -21,7 +21,6 @@ import logging as stdlib_logging
 import os
 import re
 import tempfile
-import textwrap
 import unicodedata
 import zipfile
 from collections.abc import Callable, Iterator
@@ -35,7 +34,8 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
-from sphinx.util.nodes import NodeMatcher
+from sphinx.util.i18n import docname_to_domain
+from sphinx.util.nodes import NodeMatcher, extract_messages
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +86,16 @@ class RequireTranslation(SphinxTransform):
         if self.config.language == "en" or self.app.builder.name == "gettext":
             return
         docname = self.env.current_document.docname
+        domain = docname_to_domain(docname, self.config.gettext_compact)
+        if not any(
+            Path(
+                self.env.srcdir, d, self.config.language, "LC_MESSAGES", f"{domain}.po"
+            ).exists()
+            for d in self.config.locale_dirs
+        ):
+            # No catalog at all: Locale marked nothing, so mark every message.
+            for node, _ in extract_messages(self.document):
+                node.setdefault("translated", False)
         for node in NodeMatcher(nodes.Element, translated=False).findall(self.document):
             if _in_docinfo(node):
                 continue  # front matter: page metadata, never shown
@@ -256,11 +266,14 @@ def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
-def translate_rst(text: str, lookup: Callable[[str], str]) -> str:
+def translate_rst(
+    text: str, lookup: Callable[[str], str], width: int | None = None
+) -> str:
     """Translate a reST text cell paragraph by paragraph; keep code and math.
 
     ``lookup`` maps a message (a paragraph's lines joined by spaces, as the
-    catalogs hold it) to its translation, and raises ``KeyError`` without one.
+    catalogs hold it) to its translation. Paragraphs are wrapped at ``width``
+    columns, or kept on one line each when ``width`` is None.
     """
     lines, out, i = text.split("\n"), [], 0
     while i < len(lines):
@@ -283,7 +296,8 @@ def translate_rst(text: str, lookup: Callable[[str], str]) -> str:
             title = lookup(first.strip())
             out += [title, block[1][0] * _width(title)]
             if block[2:]:  # the text right under the title: a block of its own
-                out += translate_rst("\n".join(block[2:]), lookup).split("\n")
+                rest = translate_rst("\n".join(block[2:]), lookup, width)
+                out += rest.split("\n")
         elif ITEM.match(first):
             items: list[list[str]] = []
             for line in block:
@@ -294,32 +308,61 @@ def translate_rst(text: str, lookup: Callable[[str], str]) -> str:
             for item in items:
                 marker = ITEM.match(item[0]).group(1)  # type: ignore[union-attr]
                 words = " ".join(x.strip() for x in item)[len(marker) :]
-                wrapped = _wrap(lookup(words), len(marker))
+                wrapped = _wrap(lookup(words), len(marker), width)
                 out += [marker + wrapped[0], *wrapped[1:]]
         else:
-            out += _wrap(lookup(" ".join(x.strip() for x in block)), 0)
+            out += _wrap(lookup(" ".join(x.strip() for x in block)), 0, width)
     return "\n".join(out)
 
 
-def _wrap(text: str, indent: int) -> list[str]:
-    """Wrap only at spaces, so no space is added between Chinese characters."""
-    lines = textwrap.wrap(
-        text, width=79 - indent, break_long_words=False, break_on_hyphens=False
-    )
+# Unbreakable pieces of a paragraph: inline markup, a run of spaces, one wide
+# (CJK) character, or a run of other characters (a Latin word).
+_PIECE = re.compile(
+    r"``.+?``|(?::[\w:-]+:)?`[^`]+`_{0,2}|\*\*[^*]+\*\*|\s+"
+    r"|[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]|[^\s\u3000-\u303f\u4e00-\u9fff\uff00-\uffef`]+|`"
+)
+_NO_LINE_START = set("，。、：；？！）》」』”’")
+
+
+def _wrap(text: str, indent: int, width: int | None) -> list[str]:
+    """Wrap at spaces or between Chinese characters, never inside markup.
+
+    A line break between two Chinese characters adds no space in reST, and
+    breaking at a space drops that space, so the text reads as before.
+    """
+    if width is None:
+        return [text]
+    lines, line, space = [], "", False
+    for piece in _PIECE.findall(text):
+        if piece.isspace():
+            space = bool(line)
+            continue
+        joined = line + (" " if space else "") + piece
+        if line and _width(joined) > width - indent and piece[0] not in _NO_LINE_START:
+            lines.append(line)
+            joined = piece
+        line, space = joined, False
+    lines.append(line)
     return [lines[0], *(" " * indent + x for x in lines[1:])]
 
 
-def translate_script(source: str, lookup: Callable[[str], str]) -> str:
-    """A sphinx-gallery script with its text cells translated, code unchanged."""
+def translate_script(
+    source: str, lookup: Callable[[str], str], width: int | None = 79
+) -> str:
+    """A sphinx-gallery script with its text cells translated, code unchanged.
+
+    Text is wrapped at ``width`` columns (None: one line per paragraph).
+    """
     lines = source.split("\n")
     if lines[0] != '"""':
         raise ValueError("a tutorial starts with its docstring on its own line")
     end = lines.index('"""', 1)
     # The docstring as Python reads it (``\\top`` in the file is ``\top``), and
     # written back with its backslashes escaped again.
-    docstring = ast.literal_eval("\n".join(lines[: end + 1]))
-    translated = translate_rst(docstring.strip("\n"), lookup).replace("\\", "\\\\")
+    docstring = ast.literal_eval("\n".join(lines[: end + 1])).strip("\n")
+    translated = translate_rst(docstring, lookup, width).replace("\\", "\\\\")
     out = ['"""', *translated.split("\n")]
+    comment_width = None if width is None else width - 2  # after "# "
     i = end
     while i < len(lines):
         out.append(lines[i])
@@ -330,8 +373,9 @@ def translate_script(source: str, lookup: Callable[[str], str]) -> str:
         while i < len(lines) and lines[i].startswith("#"):
             cell.append(lines[i][2:] if lines[i].startswith("# ") else lines[i][1:])
             i += 1
-        translated = translate_rst("\n".join(cell), lookup)
-        out += [f"# {x}" if x else "#" for x in translated.split("\n")]
+        if cell:
+            translated = translate_rst("\n".join(cell), lookup, comment_width)
+            out += [f"# {x}" if x else "#" for x in translated.split("\n")]
     return "\n".join(out)
 
 
@@ -341,6 +385,8 @@ def translate_downloads(app: Sphinx, exception: Exception | None) -> None:
         return
     if app.builder.format != "html":
         return
+    from sphinx_gallery import py_source_parser
+    from sphinx_gallery.gen_rst import _clean_script_blocks
     from sphinx_gallery.notebook import jupyter_notebook, save_notebook
     from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
@@ -358,7 +404,8 @@ def translate_downloads(app: Sphinx, exception: Exception | None) -> None:
     for examples in gallery_conf["examples_dirs"]:
         for script in sorted(Path(app.srcdir, examples).glob("[0-9][0-9]_*.py")):
             missing.clear()
-            text = translate_script(script.read_text(encoding="utf-8"), lookup)
+            source = script.read_text(encoding="utf-8")
+            text = translate_script(source, lookup)
             for message in missing:
                 logger.warning(
                     "untranslated text in the zh download of %s: %r",
@@ -368,9 +415,15 @@ def translate_downloads(app: Sphinx, exception: Exception | None) -> None:
                 )
             translated[script.name] = text.encode("utf-8")
             with tempfile.TemporaryDirectory() as tmp:
+                # The notebook's Markdown: one line per paragraph, no wrapping.
                 copy = Path(tmp, script.name)
-                copy.write_text(text, encoding="utf-8")
+                copy.write_text(translate_script(source, lookup, None), "utf-8")
                 _, blocks = split_code_and_text_blocks(copy)
+                # As for the English notebook: without the hidden checks and
+                # the sphinx_gallery_* configuration comments.
+                blocks, _ = _clean_script_blocks(
+                    gallery_conf, py_source_parser, blocks, [""] * len(blocks)
+                )
                 notebook = jupyter_notebook(blocks, gallery_conf, tmp)
                 save_notebook(notebook, copy.with_suffix(".ipynb"))
                 translated[copy.with_suffix(".ipynb").name] = copy.with_suffix(
