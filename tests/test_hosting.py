@@ -167,7 +167,8 @@ def test_both_editions_are_published():
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("build", ROOT / "docs" / "build.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)
     output = ROOT / noxfile_constant("SPHINX_ARGS")[-1]
@@ -175,5 +176,6 @@ def test_both_editions_are_published():
     assert build.EDITIONS["zh_CN"].parent == output, "zh_CN must be inside the site"
     steps = commands(load(READTHEDOCS)["build"]["commands"])
     script = next(s for s in steps if "READTHEDOCS_LANGUAGE" in s)
-    assert "zh_CN" in script and "docs/_build/html/zh_CN/." in script
+    assert "zh_CN" in script
+    assert "docs/_build/html/zh_CN/." in script
     assert 'rm -rf "$READTHEDOCS_OUTPUT/html/zh_CN"' in script
