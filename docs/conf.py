@@ -202,12 +202,15 @@ FOOTERS = {
     "实际运行产生的。</p>",
 }
 html_theme_options["extra_footer"] = FOOTERS["en"]
+SEARCH_BAR = {"en": "Search...", "zh_CN": "搜索……"}
 html_context = {"default_mode": "auto"}
 
 
 def per_edition(app: Sphinx, config: Config) -> None:
     """Settings that depend on the edition (``-D language=...``)."""
     config.html_theme_options["extra_footer"] = FOOTERS[config.language]
+    # sphinx-book-theme's own catalog has no Chinese for its search box.
+    config.html_theme_options["search_bar_text"] = SEARCH_BAR[config.language]
     if config.language == "zh_CN":
         config.myst_substitutions["torch_verified"] = " 和 ".join(_verified)
 

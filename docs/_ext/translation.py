@@ -32,6 +32,7 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.config import Config
+from sphinx.search.zh import SearchChinese
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 from sphinx.util.i18n import docname_to_domain
@@ -137,6 +138,22 @@ def catalog_files(app: Sphinx) -> Iterator[Path]:
         yield from sorted(base.rglob("*.po"))
 
 
+def theme_strings(app: Sphinx, config: Config) -> None:
+    """Our translations of sphinx-book-theme strings its own catalog lacks.
+
+    The theme reads them from its ``booktheme`` catalog only, and computes some
+    (the header buttons) as soon as the builder starts, so ours
+    (``locale/<lang>/LC_MESSAGES/booktheme.po``) joins that catalog, as a
+    fallback, before then.
+    """
+    if app.config.language == "en":
+        return
+    from sphinx.locale import init
+
+    for folder in app.config.locale_dirs:
+        init([Path(app.srcdir, folder)], app.config.language, "booktheme")
+
+
 def check_catalogs(app: Sphinx) -> None:
     """Fuzzy entries are outdated translations: name each one."""
     if app.config.language == "en" or app.builder.name == "gettext":
@@ -163,7 +180,7 @@ def edition_links(
 ) -> None:
     """``other_editions``: (name, lang, url) of this page in the other editions."""
     here = app.config.language
-    to_root = context["pathto"]("index").removesuffix("index.html")
+    to_root = "../" * pagename.count("/")  # from this page to its edition's root
     if os.environ.get("READTHEDOCS"):
         # Read the Docs serves each edition as its own project:
         # /<lang>/<version>/<page>.html.
@@ -469,11 +486,25 @@ def configure_search(app: Sphinx, config: Config) -> None:
     config.html_search_options = {**config.html_search_options, "dict": str(userdict)}
 
 
+class SearchChineseWithEnglishStemmer(SearchChinese):
+    """Sphinx's Chinese search, with a stemmer its page script can find.
+
+    Sphinx 9.0's ``language_data.js`` for Chinese sets ``window.Stemmer =
+    ChineseStemmer``, a name no script defines (sphinx-doc/sphinx#14229), so
+    search breaks on every page. The Chinese splitter stems Latin words with
+    the English stemmer, and that is the one it ships: name it.
+    """
+
+    language_name = "English"
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_search_language(SearchChineseWithEnglishStemmer)
     app.add_transform(KeepDocstringsEnglish)
     app.add_transform(RequireTranslation)
     app.add_transform(TranslateThumbnails)
     app.connect("builder-inited", check_catalogs)
+    app.connect("config-inited", theme_strings)
     app.connect("html-page-context", edition_links)
     app.connect("build-finished", translate_downloads)
     app.connect("config-inited", configure_search)
