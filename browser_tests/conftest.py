@@ -5,9 +5,16 @@ Run with ``nox -s browser`` (builds the site first), or against a built site::
     python -m pytest browser_tests [--site-dir PATH] [--artifacts-dir PATH]
 
 The site defaults to ``docs/_build/html`` (or ``$AUTOGRAD_NOTES_SITE``); the
-screenshots and the list of external links go to ``artifacts/``. One Chromium
+screenshots and the lists of external links go to ``artifacts/``. One Chromium
 runs for the whole session; every test gets its own browser context, in which
 every request to a host other than 127.0.0.1 is aborted.
+
+The site holds two editions (``webcheck.EDITIONS``): English at its root and
+Chinese in ``zh_CN/``, with the same pages at the same paths. A test that takes
+the ``edition`` fixture runs once per edition (``@pytest.mark.editions("zh_CN")``
+narrows that); with ``page_path`` (or ``example_path``, ...) as well, it runs
+for every page of every edition: ids like ``zh_CN-tutorials/index.html``. The
+fixtures ``edition_site`` and ``edition_url`` are the edition's folder and URL.
 """
 
 from __future__ import annotations
@@ -33,7 +40,8 @@ VIEWPORT = {"width": 1280, "height": 800}
 
 site_key = pytest.StashKey[Path]()
 artifacts_key = pytest.StashKey[Path]()
-external_count_key = pytest.StashKey[int]()
+untranslated_key = pytest.StashKey[dict[str, list[str]]]()
+external_count_key = pytest.StashKey[dict[str, tuple[int, Path]]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -58,31 +66,85 @@ def pytest_configure(config: pytest.Config) -> None:
             "with `nox -s docs` (or `sphinx-build -b html docs docs/_build/html`), "
             f"or point --site-dir / ${SITE_ENV} at a built site."
         )
+    for edition in webcheck.EDITIONS:
+        root = webcheck.edition_root(site, edition)
+        if not (root / "index.html").is_file() or not (root / "search.html").is_file():
+            raise pytest.UsageError(
+                f"the site at {site} has no {edition} edition (no index.html/"
+                f"search.html in {root}). Build both editions with `nox -s docs` "
+                "(python docs/build.py)."
+            )
     config.stash[site_key] = site
     config.stash[artifacts_key] = Path(config.getoption("--artifacts-dir")).resolve()
+    config.addinivalue_line(
+        "markers", "editions(*names): run the test for these editions only"
+    )
+
+
+FINDERS = {
+    "page_path": webcheck.discover_pages,
+    "example_path": webcheck.example_pages,
+    "gallery_index": webcheck.gallery_indexes,
+    "prompt_page": webcheck.prompt_pages,
+}
+
+
+def _parametrized(metafunc: pytest.Metafunc) -> set[str]:
+    """The argument names that the test's own parametrize marks cover."""
+    names: set[str] = set()
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        argnames = mark.args[0]
+        if isinstance(argnames, str):
+            argnames = argnames.split(",")
+        names.update(name.strip() for name in argnames)
+    return names
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Parametrize over what the built site holds, found by walking it."""
+    """Parametrize over the editions, and over what each one holds, found by
+    walking it."""
     site = metafunc.config.stash[site_key]
-    finders = {
-        "page_path": webcheck.discover_pages,
-        "example_path": webcheck.example_pages,
-        "gallery_index": webcheck.gallery_indexes,
-        "prompt_page": webcheck.prompt_pages,
-    }
-    for name, find in finders.items():
-        if name in metafunc.fixturenames:
-            metafunc.parametrize(name, find(site))
+    found = [name for name in FINDERS if name in metafunc.fixturenames]
+    if "edition" not in metafunc.fixturenames or "edition" in _parametrized(metafunc):
+        for name in found:  # not per edition: the English edition's
+            metafunc.parametrize(name, FINDERS[name](site))
+        return
+    marker = metafunc.definition.get_closest_marker("editions")
+    editions = list(marker.args) if marker else list(webcheck.EDITIONS)
+    if not found:
+        metafunc.parametrize("edition", editions)
+        return
+    for name in found:
+        cases = [
+            (edition, path)
+            for edition in editions
+            for path in FINDERS[name](webcheck.edition_root(site, edition))
+        ]
+        metafunc.parametrize(("edition", name), cases)
 
 
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, config: pytest.Config
 ) -> None:
-    if external_count_key in config.stash:
-        where = config.stash[artifacts_key] / "external-links.txt"
+    untranslated = config.stash.get(untranslated_key, {})  # string -> pages
+    if untranslated:
+        where = config.stash[artifacts_key] / "untranslated-interface.zh_CN.txt"
+        where.parent.mkdir(parents=True, exist_ok=True)
+        lines = [
+            f"{string}\t{len(pages)} page(s): {' '.join(sorted(pages))}"
+            for string, pages in sorted(untranslated.items())
+        ]
+        where.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        terminalreporter.write_sep("-", "interface strings left in English")
         terminalreporter.write_line(
-            f"external links: {config.stash[external_count_key]} distinct URLs "
+            "Chinese pages show these theme strings in English: the theme has no "
+            f"Chinese for them (listed with their pages in {where}):"
+        )
+        for string, pages in sorted(untranslated.items()):
+            terminalreporter.write_line(f"  {string} [{len(pages)} page(s)]")
+    for edition, (count, where) in config.stash.get(external_count_key, {}).items():
+        terminalreporter.write_line(
+            f"external links ({edition}): {count} distinct URLs "
             f"(listed, not fetched) in {where}"
         )
 
@@ -93,11 +155,14 @@ def repo_root() -> Path:
 
 
 @pytest.fixture(scope="session")
-def record_external_count(pytestconfig: pytest.Config) -> Callable[[int], None]:
-    """Report the number of external links in the terminal summary."""
+def record_external_count(
+    pytestconfig: pytest.Config,
+) -> Callable[[str, int, Path], None]:
+    """Report the number of external links of an edition (and the file that
+    lists them) in the terminal summary."""
 
-    def record(count: int) -> None:
-        pytestconfig.stash[external_count_key] = count
+    def record(edition: str, count: int, where: Path) -> None:
+        pytestconfig.stash.setdefault(external_count_key, {})[edition] = (count, where)
 
     return record
 
@@ -122,6 +187,33 @@ def base_url(site: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def record_untranslated(
+    pytestconfig: pytest.Config,
+) -> Callable[[str, list[str]], None]:
+    """Note interface strings that a page shows in English for want of a
+    translation in the theme: listed in the terminal summary."""
+
+    def record(page: str, strings: list[str]) -> None:
+        found = pytestconfig.stash.setdefault(untranslated_key, {})
+        for string in strings:
+            found.setdefault(string, []).append(page)
+
+    return record
+
+
+@pytest.fixture
+def edition_site(site: Path, edition: str) -> Path:
+    """The folder of the built site that holds the edition under test."""
+    return webcheck.edition_root(site, edition)
+
+
+@pytest.fixture
+def edition_url(base_url: str, edition: str) -> str:
+    """The URL of the edition under test (ends in ``/``)."""
+    return base_url + webcheck.EDITIONS[edition]
+
+
+@pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
     """One headless Chromium (Debian's, not a Playwright download) per session."""
     try:
@@ -137,6 +229,20 @@ def browser() -> Iterator[Browser]:
             pytest.fail(f"could not start {executable}: {error}", pytrace=False)
         yield browser
         browser.close()
+
+
+# The API reference pages: their docstrings stay English by design (the build
+# keeps them out of the catalogs, and the reference index says so).
+API_PAGES = frozenset(
+    f"reference/{name}.html"
+    for name in ("graph", "drawing", "masks", "masked_linear", "expect")
+)
+
+
+@pytest.fixture(scope="session")
+def page_checks(browser: Browser, base_url: str) -> webcheck.PageChecks:
+    """Every per-page check, from one load of each page (see PageChecks)."""
+    return webcheck.PageChecks(browser, base_url, VIEWPORT, api_pages=API_PAGES)
 
 
 @pytest.fixture

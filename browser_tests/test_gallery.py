@@ -1,4 +1,5 @@
-"""The tutorials gallery: thumbnails, outputs, downloads."""
+"""The tutorials gallery of each edition: thumbnails, outputs, downloads,
+solutions."""
 
 from __future__ import annotations
 
@@ -9,26 +10,39 @@ import tomllib
 import webcheck
 from playwright.sync_api import BrowserContext
 
+# The summary line of a collapsed solution, per edition.
+SOLUTION = {"en": "Solution", "zh_CN": "答案"}
 
-def test_gallery_has_examples(site: Path):
-    assert webcheck.gallery_indexes(site), "no gallery index (no thumbnails) found"
-    assert webcheck.example_pages(site), "no sphinx-gallery example page found"
+
+def test_gallery_has_examples(site: Path, edition_site: Path, edition: str):
+    assert webcheck.gallery_indexes(edition_site), "no gallery index (no thumbnails)"
+    examples = webcheck.example_pages(edition_site)
+    assert examples, "no sphinx-gallery example page found"
+    # Each edition has the same tutorials, at the same paths.
+    english = webcheck.example_pages(webcheck.edition_root(site, "en"))
+    assert examples == english
 
 
 def test_gallery_index(
-    context: BrowserContext, base_url: str, site: Path, gallery_index: str
+    context: BrowserContext,
+    edition_url: str,
+    edition_site: Path,
+    edition: str,
+    gallery_index: str,
 ):
     """Every example has a thumbnail that loaded; the zip downloads are valid."""
-    page, visit = webcheck.open_page(context, urljoin(base_url, gallery_index))
-    examples = webcheck.example_pages(site)
+    page, visit = webcheck.open_page(context, urljoin(edition_url, gallery_index))
+    examples = webcheck.example_pages(edition_site)
     assert webcheck.thumbnail_problems(page, examples, gallery_index) == []
     assert webcheck.download_problems(page, expected=(".zip",)) == []
     assert visit.problems() == []
 
 
-def test_example_page(context: BrowserContext, base_url: str, example_path: str):
+def test_example_page(
+    context: BrowserContext, edition_url: str, edition: str, example_path: str
+):
     """The example shows its outputs and offers a valid .py and .ipynb."""
-    page, visit = webcheck.open_page(context, urljoin(base_url, example_path))
+    page, visit = webcheck.open_page(context, urljoin(edition_url, example_path))
     outputs = page.locator(".sphx-glr-script-out")
     assert outputs.count() > 0, "no output block (.sphx-glr-script-out)"
     assert outputs.first.is_visible()
@@ -38,16 +52,19 @@ def test_example_page(context: BrowserContext, base_url: str, example_path: str)
 
 
 def test_example_ends_with_collapsed_solutions(
-    context: BrowserContext, base_url: str, example_path: str
+    context: BrowserContext, edition_url: str, edition: str, example_path: str
 ):
-    """Every tutorial has exercises; each solution starts closed, opens on click."""
-    page, visit = webcheck.open_page(context, urljoin(base_url, example_path))
+    """Every tutorial has exercises; each solution starts closed, its summary
+    in the edition's language, and opens on click."""
+    page, visit = webcheck.open_page(context, urljoin(edition_url, example_path))
     solutions = page.locator("details.solution")
     count = solutions.count()
     assert 2 <= count <= 4, f"{count} exercise solutions, expected 2 to 4"
     for i in range(count):
         solution = solutions.nth(i)
         code = solution.locator("div.highlight-Python, div.highlight-python").first
+        summary = solution.locator("summary").inner_text().strip()
+        assert summary == SOLUTION[edition], f"solution {i + 1} is {summary!r}"
         assert solution.get_attribute("open") is None, f"solution {i + 1} starts open"
         assert not code.is_visible(), f"solution {i + 1}'s code shows while closed"
         solution.locator("summary").click()
@@ -64,10 +81,10 @@ def test_example_ends_with_collapsed_solutions(
 
 
 def test_edit_and_source_links_name_files_in_the_repository(
-    site: Path, repo_root: Path, page_path: str
+    edition_site: Path, edition: str, repo_root: Path, page_path: str
 ):
     """ "Edit" and "view source" of every page lead to a file that exists."""
-    markup = (site / page_path).read_text(encoding="utf-8")
+    markup = (edition_site / page_path).read_text(encoding="utf-8")
     with (repo_root / "pyproject.toml").open("rb") as f:
         repository = tomllib.load(f)["project"]["urls"]["Repository"]
     links = webcheck.repository_links(markup, repository)
@@ -78,8 +95,10 @@ def test_edit_and_source_links_name_files_in_the_repository(
         assert script in links, f"{page_path} does not link to {script}: {links}"
 
 
-def test_one_search_box_per_page(context: BrowserContext, base_url: str):
-    page, visit = webcheck.open_page(context, urljoin(base_url, "index.html"))
+def test_one_search_box_per_page(
+    context: BrowserContext, edition_url: str, edition: str
+):
+    page, visit = webcheck.open_page(context, urljoin(edition_url, "index.html"))
     fields = page.locator(".search-button-field")
     visible = [i for i in range(fields.count()) if fields.nth(i).is_visible()]
     assert len(visible) == 1, f"{len(visible)} search boxes visible"

@@ -24,6 +24,18 @@ BROKEN = {
     "script-error.html": "<script>notDefinedAnywhere();</script>",
     "inaccessible.html": '<button type="button"></button>',
 }
+# The same for the Chinese edition: name -> what goes into zh_CN/index.html's
+# article. Only the first paragraph is a defect: the others are Chinese, code,
+# a URL as a link's text, or output.
+ZH_BROKEN = {
+    "english-prose.html": "<p>This paragraph was never translated.</p>"
+    "<p>调用 <code>loss.backward(retain_graph=True)</code> 即可，不用 "
+    "<code>torch.autograd.grad</code>。</p>"
+    '<p><a href="https://example.org/docs/graph.py">https://example.org/docs/graph.py'
+    "</a></p>"
+    '<div class="highlight"><pre>print("this is not prose at all")</pre></div>'
+    '<div class="sphx-glr-script-out"><pre>the output of a cell</pre></div>',
+}
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +49,26 @@ def broken_site(site: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, defect in BROKEN.items():
         page = landing.replace("</article>", defect + "</article>", 1)
         (copy / name).write_text(page, encoding="utf-8")
+    zh_landing = (site / "zh_CN" / "index.html").read_text(encoding="utf-8")
+    for name, defect in ZH_BROKEN.items():
+        page = zh_landing.replace("</article>", defect + "</article>", 1)
+        (copy / "zh_CN" / name).write_text(page, encoding="utf-8")
+    # An English tooltip that the theme has a translation for, outside the article.
+    (copy / "zh_CN" / "english-interface.html").write_text(
+        zh_landing.replace(
+            "</body>", '<button type="button" title="Back to top">↑</button></body>', 1
+        ),
+        encoding="utf-8",
+    )
+    # A page whose switcher leads elsewhere (to about.html, which this copy of
+    # it is not), and one whose switcher the keyboard cannot reach.
+    about = (site / "zh_CN" / "about.html").read_text(encoding="utf-8")
+    (copy / "zh_CN" / "wrong-switcher.html").write_text(about, encoding="utf-8")
+    untabbable, count = re.subn(
+        r'(<a class="[^"]*edition-switcher")', r'\1 tabindex="-1"', about
+    )
+    assert count == 1, "could not find the language switcher"
+    (copy / "zh_CN" / "untabbable-switcher.html").write_text(untabbable, "utf-8")
     # A thumbnail whose image is gone.
     index = webcheck.gallery_indexes(site)[0]
     markup = (copy / index).read_text(encoding="utf-8")
@@ -62,11 +94,12 @@ def visit_problems(context: BrowserContext, base: str, page: str) -> list[str]:
     return visit.problems()
 
 
+@pytest.mark.parametrize("template", ["index.html", "zh_CN/index.html"])
 def test_the_copy_is_clean_apart_from_the_defects(
-    context: BrowserContext, broken_url: str
+    context: BrowserContext, broken_url: str, template: str
 ):
-    """The template of the broken pages passes: each defect is the only one."""
-    assert visit_problems(context, broken_url, "index.html") == []
+    """The templates of the broken pages pass: each defect is the only one."""
+    assert visit_problems(context, broken_url, template) == []
 
 
 def test_dead_link_and_anchor_are_found(broken_url: str, broken_site: Path):
@@ -152,3 +185,57 @@ def test_broken_downloads_are_found(
     problems = webcheck.download_problems(page, expected=(".py", ".ipynb"))
     assert any(p.endswith("HTTP 404") and ".ipynb" in p for p in problems), problems
     assert any(".py: not a valid py" in p for p in problems), problems
+
+
+def test_english_prose_on_a_chinese_page_is_found(
+    context: BrowserContext, broken_url: str
+):
+    page, _ = webcheck.open_page(
+        context, urljoin(broken_url, "zh_CN/english-prose.html"), wait_until="load"
+    )
+    found = webcheck.english_prose(page)
+    assert len(found) == 1, found
+    assert "This paragraph was never translated." in found[0]
+    # The landing page it was made from has none.
+    page, _ = webcheck.open_page(
+        context, urljoin(broken_url, "zh_CN/index.html"), wait_until="load"
+    )
+    assert webcheck.english_prose(page) == []
+
+
+def test_english_interface_string_is_found(context: BrowserContext, broken_url: str):
+    page, _ = webcheck.open_page(
+        context, urljoin(broken_url, "zh_CN/english-interface.html"), wait_until="load"
+    )
+    problems, _ = webcheck.interface_problems(webcheck.interface_strings(page), "zh_CN")
+    assert [p for p in problems if "Back to top" in p] == [
+        "title 'Back to top' (button): the theme translates it '回到顶部'"
+    ], problems
+
+
+def test_wrong_language_is_found(site: Path):
+    markup = (site / "zh_CN" / "index.html").read_text(encoding="utf-8")
+    assert webcheck.declared_language(markup) == "zh-CN"
+    wrong = markup.replace('lang="zh-CN"', 'lang="en"', 1)
+    assert webcheck.declared_language(wrong) == "en"
+
+
+def test_switcher_to_the_wrong_page_is_found(context: BrowserContext, broken_url: str):
+    path = "wrong-switcher.html"
+    page, _ = webcheck.open_page(
+        context, webcheck.page_url(broken_url, "zh_CN", path), wait_until="load"
+    )
+    problems = webcheck.switcher_problems(page, broken_url, "zh_CN", path, "en")
+    assert len(problems) == 1, problems
+    assert "leads to about.html" in problems[0], problems
+
+
+def test_switcher_out_of_the_tab_order_is_found(
+    context: BrowserContext, broken_url: str
+):
+    path = "untabbable-switcher.html"
+    page, _ = webcheck.open_page(
+        context, webcheck.page_url(broken_url, "zh_CN", path), wait_until="load"
+    )
+    problems = webcheck.switcher_problems(page, broken_url, "zh_CN", path, "en")
+    assert any("not in the tab order" in p for p in problems), problems

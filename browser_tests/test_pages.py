@@ -1,4 +1,6 @@
-"""Every page loads cleanly, offline, and passes axe-core; math renders offline."""
+"""Every page of both editions loads cleanly, offline, and passes axe-core; math
+renders offline. (The per-page checks come from one load of each page: see
+``PageChecks`` in webcheck.py.)"""
 
 from __future__ import annotations
 
@@ -10,37 +12,34 @@ import webcheck
 from playwright.sync_api import BrowserContext
 
 
-def test_page_loads_cleanly(context: BrowserContext, base_url: str, page_path: str):
+def test_page_loads_cleanly(
+    page_checks: webcheck.PageChecks, edition: str, page_path: str
+):
     """No console error, uncaught exception, failed request, HTTP error, or
     request to another host while the page loads and settles."""
-    page, visit = webcheck.open_page(context, urljoin(base_url, page_path))
-    page.wait_for_timeout(200)  # late errors from deferred scripts
-    problems = visit.problems()
+    problems = page_checks(edition, page_path)["load"]
     assert problems == [], "\n".join(problems)
 
 
-def test_page_is_accessible(context: BrowserContext, base_url: str, page_path: str):
+def test_page_is_accessible(
+    page_checks: webcheck.PageChecks, edition: str, page_path: str
+):
     """axe-core finds no serious or critical violation: every rule in the light
-    colour scheme, then the colour rules again in the dark one (the theme
-    follows the reader's system setting: default_mode "auto")."""
-    url = urljoin(base_url, page_path)
-    page, _ = webcheck.open_page(context, url, wait_until="load")
-    problems = {}
-    for scheme, rules in (("light", ()), ("dark", webcheck.COLOUR_RULES)):
-        page.emulate_media(color_scheme=scheme)
-        page.wait_for_selector(f"html[data-theme={scheme}]", state="attached")
-        problems[scheme] = webcheck.axe_problems(page, rules=rules)
-    report = [f"{scheme}: {p}" for scheme, found in problems.items() for p in found]
-    assert report == [], "\n".join(report)
+    colour scheme, and the colour rules in the dark one (the theme follows the
+    reader's system setting: default_mode "auto")."""
+    problems = page_checks(edition, page_path)["axe"]
+    assert problems == [], "\n".join(problems)
 
 
-def test_math_renders_offline(context: BrowserContext, base_url: str, site: Path):
+def test_math_renders_offline(
+    context: BrowserContext, edition_url: str, edition_site: Path, edition: str
+):
     """MathJax comes from _static (sphinx-mathjax-offline) and typesets the math."""
-    pages = webcheck.math_pages(site)
+    pages = webcheck.math_pages(edition_site)
     if not pages:
-        pytest.skip("no page of the site has math")
+        pytest.skip(f"no page of the {edition} edition has math")
     for page_path in pages:
-        page, visit = webcheck.open_page(context, urljoin(base_url, page_path))
+        page, visit = webcheck.open_page(context, urljoin(edition_url, page_path))
         page.wait_for_function(
             "() => window.MathJax !== undefined && MathJax.startup !== undefined"
             " && MathJax.startup.promise !== undefined",

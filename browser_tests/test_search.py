@@ -1,4 +1,7 @@
-"""The search page finds the pages that are about a term."""
+"""The search page of each edition finds the pages that are about a term:
+English terms on the English edition, Chinese ones on the Chinese edition
+(whose index Sphinx splits into words with jieba at build time; the browser
+searches it offline)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,23 @@ from playwright.sync_api import BrowserContext
 
 TERMS = ["retain_graph", "leaf", "detach"]
 
+# Chinese terms -> pages a reader searching for them must be offered, beyond
+# those whose title holds the term: the tutorial that is about it.
+ZH_TERMS = {
+    "叶子": ["tutorials/01_leaf_tensors.html"],  # leaf
+    "计算图": ["tutorials/02_grad_fn_and_the_graph.html"],  # computation graph
+    # backpropagation: the tutorial on backward through several losses, and the
+    # explanation of what backward does (saved tensors, a second backward)
+    "反向传播": ["tutorials/06_several_losses.html", "explanations/mental-model.html"],
+}
+GLOSSES = {"叶子": "leaf", "计算图": "graph", "反向传播": "backprop"}  # test ids
+# The page about a term is among the first results, not just somewhere.
+TOP = 5
+
+CASES = [pytest.param("en", term, id=f"en-{term}") for term in TERMS] + [
+    pytest.param("zh_CN", term, id=f"zh_CN-{GLOSSES[term]}") for term in ZH_TERMS
+]
+
 
 def search_index(site: Path) -> dict[str, list[str]]:
     """The docnames and titles of Sphinx's search index."""
@@ -24,31 +44,52 @@ def _words(text: str) -> str:
     return re.sub(r"[\W_]+", " ", text.lower())
 
 
+def _has_han(text: str) -> bool:
+    return any("\u3400" <= ch <= "\u9fff" for ch in text)
+
+
 def expected_pages(site: Path, term: str) -> list[str]:
     """Indexed pages whose title or file name carries the term: a reader who
-    searches for it must be offered them (e.g. leaf -> 01_leaf_tensors.html)."""
+    searches for it must be offered them (e.g. leaf -> 01_leaf_tensors.html).
+    Chinese has no spaces between words: there, the title contains the term."""
     index = search_index(site)
     wanted = f" {_words(term).strip()} "
     pages = []
     for docname, title in zip(index["docnames"], index["titles"], strict=True):
         name = docname.rpartition("/")[2]
-        if wanted in f" {_words(title)} " or wanted in f" {_words(name)} ":
+        if _has_han(term):
+            found = term in title
+        else:
+            found = wanted in f" {_words(title)} " or wanted in f" {_words(name)} "
+        if found:
             pages.append(f"{docname}.html")
     return pages
 
 
-@pytest.mark.parametrize("term", TERMS)
-def test_search_finds(context: BrowserContext, base_url: str, site: Path, term: str):
-    results = webcheck.search_results(context, base_url, term)
+@pytest.mark.parametrize(("edition", "term"), CASES)
+def test_search_finds(
+    context: BrowserContext,
+    edition_url: str,
+    edition_site: Path,
+    edition: str,
+    term: str,
+):
+    results, summary = webcheck.search(context, edition_url, term)
     assert results, f"searching {term!r} found nothing"
-    missing = [p for p in results if not (site / p).is_file()]
+    if edition != "en":  # the page speaks the edition's language
+        assert _has_han(summary), f"the search summary is {summary!r}"
+    missing = [p for p in results if not (edition_site / p).is_file()]
     assert missing == [], f"search results that are not pages: {missing}"
     about = [
         p
         for p in results
         if term.lower()
-        in webcheck.article_text((site / p).read_text(encoding="utf-8")).lower()
+        in webcheck.article_text((edition_site / p).read_text(encoding="utf-8")).lower()
     ]
     assert about, f"no result of {term!r} has the term in its body: {results}"
-    for page in expected_pages(site, term):
+    for page in expected_pages(edition_site, term):
         assert page in results, f"searching {term!r} does not offer {page}: {results}"
+    for page in ZH_TERMS.get(term, []):
+        assert page in results[:TOP], (
+            f"searching {term!r} does not offer {page} among the first {TOP}: {results}"
+        )

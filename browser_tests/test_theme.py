@@ -1,5 +1,5 @@
-"""The reader-facing controls: the colour-mode switch and the copy buttons;
-and the screenshots kept as build artifacts."""
+"""The reader-facing controls of each edition: the colour-mode switch and the
+copy buttons; and the screenshots kept as build artifacts."""
 
 from __future__ import annotations
 
@@ -22,8 +22,10 @@ def choose_mode(page: Page, mode: str) -> None:
     page.locator(f"button.theme-change-button[data-mode={mode}]").first.click()
 
 
-def test_dark_mode_switch(context: BrowserContext, base_url: str, site: Path):
-    page, visit = webcheck.open_page(context, urljoin(base_url, "index.html"))
+def test_dark_mode_switch(
+    context: BrowserContext, edition_url: str, edition_site: Path, edition: str
+):
+    page, visit = webcheck.open_page(context, urljoin(edition_url, "index.html"))
     assert page.get_attribute("html", "data-theme") == "light"
     light = page.evaluate(BACKGROUND)
 
@@ -32,8 +34,8 @@ def test_dark_mode_switch(context: BrowserContext, base_url: str, site: Path):
     assert page.evaluate(BACKGROUND) != light, "the page did not get darker"
 
     # The choice is remembered on the next page.
-    other = next(p for p in webcheck.discover_pages(site) if p != "index.html")
-    page.goto(urljoin(base_url, other), wait_until="networkidle")
+    other = next(p for p in webcheck.discover_pages(edition_site) if p != "index.html")
+    page.goto(urljoin(edition_url, other), wait_until="networkidle")
     assert page.get_attribute("html", "data-theme") == "dark"
 
     choose_mode(page, "light")
@@ -42,12 +44,15 @@ def test_dark_mode_switch(context: BrowserContext, base_url: str, site: Path):
 
 
 def test_copy_button_drops_prompts_and_outputs(
-    new_context: webcheck.ContextFactory, base_url: str, prompt_page: str
+    new_context: webcheck.ContextFactory,
+    edition_url: str,
+    edition: str,
+    prompt_page: str,
 ):
     """On every ``>>>`` block, the copy button copies the code only: no prompt,
     no output, no traceback."""
     context = new_context(permissions=CLIPBOARD)
-    page, visit = webcheck.open_page(context, urljoin(base_url, prompt_page))
+    page, visit = webcheck.open_page(context, urljoin(edition_url, prompt_page))
     blocks = page.locator("div.highlight:has(pre .gp)")
     assert blocks.count() > 0
     wrong = []
@@ -68,13 +73,16 @@ def test_copy_button_drops_prompts_and_outputs(
 
 
 def test_copy_button_on_gallery_code(
-    new_context: webcheck.ContextFactory, base_url: str, site: Path
+    new_context: webcheck.ContextFactory,
+    edition_url: str,
+    edition_site: Path,
+    edition: str,
 ):
     """On a tutorial's code cell, the copy button copies the cell verbatim."""
-    examples = webcheck.example_pages(site)
+    examples = webcheck.example_pages(edition_site)
     assert examples, "no gallery example to test the copy button on"
     context = new_context(permissions=CLIPBOARD)
-    page, visit = webcheck.open_page(context, urljoin(base_url, examples[0]))
+    page, visit = webcheck.open_page(context, urljoin(edition_url, examples[0]))
     block = page.locator("div.highlight-Python").first
     shown = block.locator("pre").inner_text()
     copied = webcheck.copied_text(page, block)
@@ -83,35 +91,62 @@ def test_copy_button_on_gallery_code(
     assert visit.problems() == []
 
 
+# Draws text into a canvas: the same pixels for a Chinese character as for a
+# character no font has (U+10FFFD) mean Chinese renders as boxes (no CJK font).
+CJK_GLYPHS_JS = """() => {
+  const draw = text => {
+    const canvas = document.createElement('canvas');
+    canvas.width = 64; canvas.height = 64;
+    const context = canvas.getContext('2d');
+    context.font = '48px ' + getComputedStyle(document.body).fontFamily;
+    context.fillText(text, 4, 52);
+    return canvas.toDataURL();
+  };
+  return draw('叶') !== draw('\\u{10FFFD}') && draw('叶') !== draw('\\u{10FFFC}');
+}"""
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_screenshots(
     new_context: webcheck.ContextFactory,
-    base_url: str,
-    site: Path,
+    edition_url: str,
+    edition_site: Path,
+    edition: str,
     artifacts: Path,
     repo_root: Path,
     scheme: str,
 ):
-    """Landing page and first tutorial, light and dark, into artifacts/.
+    """Landing page and first tutorial, light and dark, into artifacts/:
+    landing-light.png, ... for English, landing-zh_CN-light.png, ... for Chinese.
 
-    With UPDATE_README_SCREENSHOT=1 the light landing page also replaces
-    .github/screenshot.png, the picture in the README.
+    With UPDATE_README_SCREENSHOT=1 the light English landing page also
+    replaces .github/screenshot.png, the picture in the README.
     """
-    examples = webcheck.example_pages(site)
+    examples = webcheck.example_pages(edition_site)
     assert examples, "no gallery example to take a screenshot of"
     context = new_context(color_scheme=scheme)
     folder = artifacts / "screenshots"
     folder.mkdir(parents=True, exist_ok=True)
+    suffix = "" if edition == "en" else f"-{edition}"
+    problems = {}  # asserted after the screenshots: they are kept either way
     for name, page_path in [("landing", "index.html"), ("example", examples[0])]:
-        page, visit = webcheck.open_page(context, urljoin(base_url, page_path))
+        page, visit = webcheck.open_page(context, urljoin(edition_url, page_path))
         page.evaluate("() => document.fonts.ready.then(() => true)")
         assert page.get_attribute("html", "data-theme") == scheme
-        target = folder / f"{name}-{scheme}.png"
+        if edition != "en":
+            assert page.evaluate(CJK_GLYPHS_JS), (
+                "Chinese characters render as boxes: no CJK font for Chromium "
+                "(apt-get install fonts-noto-cjk)"
+            )
+        target = folder / f"{name}{suffix}-{scheme}.png"
         page.screenshot(path=target, animations="disabled")
         assert target.stat().st_size > 10_000, f"{target} looks blank"
-        assert visit.problems() == []
+        if visit.problems():
+            problems[page_path] = visit.problems()
         page.close()
-    if scheme == "light" and os.environ.get("UPDATE_README_SCREENSHOT") == "1":
+    update = os.environ.get("UPDATE_README_SCREENSHOT") == "1"
+    if edition == "en" and scheme == "light" and update:
         readme_picture = repo_root / ".github" / "screenshot.png"
         readme_picture.parent.mkdir(exist_ok=True)
         shutil.copyfile(folder / "landing-light.png", readme_picture)
+    assert problems == {}
