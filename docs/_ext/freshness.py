@@ -5,7 +5,8 @@ cache keys on the notebook's code. Neither notices a new torch or a change
 to ``autograd_notes``. This extension fingerprints both (plus the
 constraints file and conf.py) and, when the fingerprint moves, deletes the
 cached outputs so the build executes every example and page again. A change
-to an extension in ``_ext/`` only makes Sphinx read every page again.
+to an extension in ``_ext/``, a template or an interface catalog only makes
+Sphinx read and write every page again.
 """
 
 from __future__ import annotations
@@ -50,15 +51,22 @@ def invalidate(app: Sphinx, config: Config) -> None:
     build = Path(config.nb_execution_cache_path).parent  # shared by both editions
     stale_outputs = [srcdir / d for d in config.sphinx_gallery_conf["gallery_dirs"]]
     stale_outputs.append(Path(config.nb_execution_cache_path))
-    extensions = sorted((srcdir / "_ext").glob("*.py"))
+    # What shapes every page without being a page: the extensions, the
+    # templates, and the catalogs of interface strings (not of a page).
+    shaping = sorted((srcdir / "_ext").glob("*.py"))
+    shaping += sorted((srcdir / "_templates").glob("*.html"))
+    for folder in config.locale_dirs:
+        for domain in ("sphinx", "booktheme"):
+            shaping += sorted((srcdir / folder).glob(f"*/LC_MESSAGES/{domain}.po"))
     checks = [
         (build / ".outputs-fingerprint", execution_inputs(root), stale_outputs),
-        # Each edition re-reads every page when the outputs or an extension
-        # changed; an extension only transforms what was read, so no re-run.
+        # Each edition re-reads and rewrites every page when the outputs or
+        # what shapes the pages changed (no example runs again for that). The
+        # module pages too: viewcode rewrites them only when a module changes.
         (
             Path(app.doctreedir) / ".fingerprint",
-            [*execution_inputs(root), *extensions],
-            [],
+            [*execution_inputs(root), *shaping],
+            [Path(app.outdir) / "_modules"],
         ),
     ]
     for stamp, inputs, stale in checks:
