@@ -48,20 +48,14 @@ def _is_docstring(node: nodes.Node) -> bool:
     """Text of the API reference: a docstring, or inside an object description."""
     if not isinstance(node, nodes.TextElement):
         return False
-    if "docstring of " in (node.source or ""):
-        return True
-    parent = node.parent
-    while parent is not None:
-        if isinstance(parent, addnodes.desc):
-            return True
-        parent = parent.parent
-    return False
+    return "docstring of " in (node.source or "") or _inside(node, addnodes.desc)
 
 
-def _in_docinfo(node: nodes.Node) -> bool:
+def _inside(node: nodes.Node, kind: type[nodes.Element]) -> bool:
+    """Whether an ancestor of ``node`` is a ``kind``."""
     parent = node.parent
     while parent is not None:
-        if isinstance(parent, nodes.docinfo):
+        if isinstance(parent, kind):
             return True
         parent = parent.parent
     return False
@@ -98,7 +92,7 @@ class RequireTranslation(SphinxTransform):
             for node, _ in extract_messages(self.document):
                 node.setdefault("translated", False)
         for node in NodeMatcher(nodes.Element, translated=False).findall(self.document):
-            if _in_docinfo(node):
+            if _inside(node, nodes.docinfo):
                 continue  # front matter: page metadata, never shown
             text = " ".join(node.astext().split())
             logger.warning(
