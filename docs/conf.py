@@ -150,6 +150,8 @@ sphinx_gallery_conf = {
     "write_computation_times": False,
     # No "Total running time" footer: pages show nothing machine-dependent.
     "min_reported_time": float("inf"),
+    # Run the scripts on as many cores as Sphinx reads pages with (``-j``).
+    "parallel": True,
 }
 
 # -- autodoc --------------------------------------------------------------------

@@ -46,16 +46,26 @@ def test_baseline_builds_then_rebuilds_without_executing(site: Path) -> None:
     assert "Executing" not in second.stdout
 
 
-def test_example_that_raises_fails(site: Path) -> None:
+# `nox -s docs` runs the scripts in worker processes (``-j auto`` and
+# sphinx-gallery's "parallel"); the checks must hold there as in one process.
+JOBS = pytest.mark.parametrize("jobs", ["1", "2"], ids=["serial", "parallel"])
+
+
+@JOBS
+def test_example_that_raises_fails(site: Path, jobs: str) -> None:
     example = site / "gallery" / "01_example.py"
     example.write_text(GOOD_EXAMPLE + "\nraise ValueError('boom from example')\n")
-    assert_fails(build(site), "boom from example")
+    assert_fails(build(site, "en", "-j", jobs), "boom from example")
 
 
-def test_unexpected_warning_in_example_fails(site: Path) -> None:
+@JOBS
+def test_unexpected_warning_in_example_fails(site: Path, jobs: str) -> None:
     example = site / "gallery" / "01_example.py"
     example.write_text(GOOD_EXAMPLE + "\n_ = y.grad  # uncaught non-leaf warning\n")
-    assert_fails(build(site), "UserWarning", "not a leaf Tensor")
+    result = build(site, "en", "-j", jobs)
+    assert_fails(result, "UserWarning", "not a leaf Tensor")
+    if jobs != "1":
+        assert "generating gallery (with parallel=2)" in result.stdout
 
 
 def test_broken_cross_reference_fails(site: Path) -> None:
