@@ -32,6 +32,7 @@ DOCS_ONLY = [
     "test_translations.py",
     "test_downloads.py",
     "test_hosting.py",
+    "test_parallelread.py",
 ]
 OPTION = re.compile(r"^:[\w-]+:.*$\n?|^---\n.*?^---\n", re.MULTILINE | re.DOTALL)
 

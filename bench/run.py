@@ -20,6 +20,7 @@ asserts, so a slow machine never fails the test suite.
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 import runpy
 import shutil
@@ -32,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
 OPTION = re.compile(r"^:[\w-]+:.*$\n?", re.M)
+DIFFS = ROOT / "artifacts" / "bench-differences"  # where two clean builds differ
 
 
 def pages(html: Path) -> dict[str, bytes]:
@@ -154,6 +156,27 @@ def docs_build() -> None:
         f"  two clean builds: {len(first)} HTML pages ({zh_pages} in zh_CN), "
         f"{len(differing)} not byte-identical {differing}   {verdict(not differing)}"
     )
+    for page in differing:
+        show_difference(page, first.get(page, b""), second.get(page, b""))
+
+
+def show_difference(page: str, first: bytes, second: bytes) -> None:
+    """Print where two builds of a page differ; keep the full diff on disk."""
+    diff = list(
+        difflib.unified_diff(
+            first.decode().splitlines(),
+            second.decode().splitlines(),
+            "first build/" + page,
+            "second build/" + page,
+            lineterm="",
+        )
+    )
+    out = DIFFS / (page.replace("/", "__") + ".diff")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(diff) + "\n", encoding="utf-8")
+    print(f"    {page}: {out.relative_to(ROOT)}")
+    for line in diff[2:14]:
+        print(f"      {line[:150]}")
 
 
 def main() -> None:

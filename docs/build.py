@@ -4,7 +4,9 @@
    page (or reuses their cached outputs when nothing they depend on changed).
 2. Simplified Chinese into ``docs/_build/html/zh_CN``, from the same sources
    with ``-D language=zh_CN``. It reuses what the English build executed, so
-   nothing runs a second time.
+   nothing runs a second time. It starts as soon as the English build has
+   read (and so executed) everything, while the English pages are written;
+   its log is printed after the English one.
 
 Both are strict (``-W --keep-going``) and read pages on every core
 (``-j auto``). When no input changed since the last successful build (the
@@ -17,7 +19,10 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "docs" / "_build"
@@ -46,6 +51,28 @@ def fingerprint(options: list[str]) -> str:
     return digest.hexdigest()
 
 
+def sphinx(language: str, options: list[str], **kwargs: Any) -> subprocess.Popen[str]:
+    cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-j", "auto"]
+    cmd += ["-b", "html", "-D", f"language={language}", *options]
+    cmd += [str(ROOT / "docs"), str(EDITIONS[language])]
+    return subprocess.Popen(cmd, cwd=ROOT, text=True, **kwargs)
+
+
+def heading(language: str) -> str:
+    out = EDITIONS[language].relative_to(ROOT)
+    return f"docs: building the {language} edition into {out}"
+
+
+def wait_until_read(build: subprocess.Popen[str], since: int) -> None:
+    """Return once ``build`` has read every page (it then pickles its
+    environment, before writing any page), or has exited."""
+    pickle = EDITIONS["en"] / ".doctrees" / "environment.pickle"
+    while build.poll() is None:
+        if pickle.exists() and pickle.stat().st_mtime_ns >= since:
+            return
+        time.sleep(0.2)
+
+
 def main(options: list[str]) -> int:
     current = fingerprint(options)
     built = all((out / "index.html").exists() for out in EDITIONS.values())
@@ -53,13 +80,24 @@ def main(options: list[str]) -> int:
         print("docs: no input changed since the last build; nothing to do.")
         return 0
     STAMP.unlink(missing_ok=True)
-    for language, out in EDITIONS.items():
-        cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-j", "auto"]
-        cmd += ["-b", "html", "-D", f"language={language}", *options]
-        cmd += [str(ROOT / "docs"), str(out)]
-        print(f"docs: building the {language} edition into {out.relative_to(ROOT)}")
-        if subprocess.run(cmd, cwd=ROOT).returncode:
+    since = time.time_ns()
+    print(heading("en"), flush=True)
+    english = sphinx("en", options)
+    wait_until_read(english, since)
+    if english.poll():  # failed before it finished reading
+        return 1
+    with tempfile.TemporaryFile("w+") as log:
+        print("docs: every page read; the zh_CN build starts now", flush=True)
+        chinese = sphinx("zh_CN", options, stdout=log, stderr=subprocess.STDOUT)
+        if english.wait():
+            chinese.kill()
+            chinese.wait()
             return 1
+        failed = chinese.wait()
+        log.seek(0)
+        print(heading("zh_CN") + "\n" + log.read(), end="", flush=True)
+    if failed:
+        return 1
     STAMP.write_text(current)
     return 0
 

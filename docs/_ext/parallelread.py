@@ -1,0 +1,67 @@
+"""Read the site on every core (``-j N``): evenly, and without a race.
+
+With ``-j N`` Sphinx reads the pages in contiguous chunks of the sorted page
+list, N chunks at a time (``sphinx.util.parallel.make_chunks``). myst-nb
+executes a page while it is read, and the executed pages (``explanations/``,
+``how-to/``, ``reference/``) sit next to each other in that list: one process
+ran nearly all of them while the others had nothing left to do. This
+extension reorders the pages before they are read, dealing the executed ones
+out over the chunks like cards, so every core executes its share. The order
+only decides which process reads a page; the pages themselves do not change.
+
+It also creates myst-nb's execution cache (a SQLite database) before the
+reading processes start: two of them executing their first page at the same
+moment would otherwise both try to create it, and one fails ("table settings
+already exists").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+from sphinx.util.parallel import make_chunks
+
+MARKER = "file_format: mystnb"  # front matter of a page myst-nb executes
+
+
+def deal(docnames: list[str], executed: set[str], nproc: int) -> list[str]:
+    """``docnames`` reordered so each read chunk holds its share of ``executed``.
+
+    >>> deal(["a", "b", "c", "d"], {"a", "b"}, 2)
+    ['a', 'c', 'b', 'd']
+    """
+    sizes = [len(chunk) for chunk in make_chunks(docnames, nproc)]
+    chunks: list[list[str]] = [[] for _ in sizes]
+    heavy = [d for d in docnames if d in executed]
+    light = [d for d in docnames if d not in executed]
+    turn = 0
+    for doc in heavy:
+        while len(chunks[turn % len(chunks)]) >= sizes[turn % len(chunks)]:
+            turn += 1
+        chunks[turn % len(chunks)].append(doc)
+        turn += 1
+    for chunk, size in zip(chunks, sizes, strict=True):
+        chunk += [light.pop(0) for _ in range(size - len(chunk))]
+    return [doc for chunk in chunks for doc in chunk]
+
+
+def spread(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    if app.parallel <= 1 or len(docnames) < 2:
+        return
+    from jupyter_cache import get_cache
+
+    get_cache(app.config.nb_execution_cache_path).db.dispose()
+    executed = {
+        doc
+        for doc in docnames
+        if env.doc2path(doc).suffix == ".md"
+        and MARKER in env.doc2path(doc).read_text(encoding="utf-8")[:500]
+    }
+    docnames[:] = deal(docnames, executed, app.parallel)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("env-before-read-docs", spread)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

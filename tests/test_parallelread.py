@@ -1,0 +1,42 @@
+"""docs/_ext/parallelread.py deals the executed pages out over the read chunks."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from sphinx.util.parallel import make_chunks
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "_ext"))
+from parallelread import MARKER, deal
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def site_pages() -> tuple[list[str], set[str]]:
+    """The site's hand-written pages (sorted, as Sphinx reads them), and which
+    of them myst-nb executes."""
+    pages = sorted(
+        p.relative_to(DOCS).with_suffix("").as_posix()
+        for p in DOCS.rglob("*.md")
+        if not {"_build", "locale", "_templates"} & set(p.relative_to(DOCS).parts)
+    )
+    executed = {d for d in pages if MARKER in (DOCS / f"{d}.md").read_text()[:500]}
+    return pages, executed
+
+
+@pytest.mark.parametrize("nproc", [2, 3, 4, 8])
+def test_every_chunk_gets_its_share(nproc: int) -> None:
+    pages, executed = site_pages()
+    assert len(executed) >= 5  # the site executes pages; this test means something
+    before = [len(executed & set(c)) for c in make_chunks(pages, nproc)]
+    order = deal(pages, executed, nproc)
+    assert sorted(order) == pages  # every page once, nothing else
+    counts = [len(executed & set(c)) for c in make_chunks(order, nproc)]
+    assert max(counts) - min(counts) <= 1, counts
+    assert max(counts) <= max(before)
+
+
+def test_fewer_pages_than_cores() -> None:
+    assert sorted(deal(["a", "b", "c"], {"b", "c"}, 8)) == ["a", "b", "c"]
