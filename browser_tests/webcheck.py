@@ -911,24 +911,26 @@ def interface_strings(page: Page) -> list[dict[str, str]]:
 
 @functools.cache
 def theme_translations(language: str) -> dict[str, str]:
-    """English message -> translation, from the catalogs that Sphinx and the
-    theme (pydata-sphinx-theme, sphinx-book-theme) ship for ``language``
-    (``zh_CN``, falling back to ``zh`` as gettext does). Only messages with a
-    translation, one with Chinese in it (some catalogs "translate" a message
-    into itself)."""
+    """English message -> translation, from the site's own interface catalogs
+    (``docs/locale/<language>/LC_MESSAGES/{sphinx,booktheme}.po``, which come
+    first) and the catalogs that Sphinx and the theme (pydata-sphinx-theme,
+    sphinx-book-theme) ship for ``language`` (``zh_CN``, falling back to
+    ``zh`` as gettext does). Only messages with a translation, one with
+    Chinese in it (some catalogs "translate" a message into itself)."""
     from importlib.util import find_spec
 
     from babel.messages.pofile import read_po
 
     wanted = {language, language.partition("_")[0]}
-    found: dict[str, str] = {}
+    ours = Path(__file__).resolve().parents[1] / "docs" / "locale" / language
+    catalogs = [ours / "LC_MESSAGES" / f"{name}.po" for name in ("sphinx", "booktheme")]
     for package in ("sphinx", "pydata_sphinx_theme", "sphinx_book_theme"):
         spec = find_spec(package)
-        if spec is None or spec.origin is None:
-            continue
-        for po in sorted(Path(spec.origin).parent.rglob("LC_MESSAGES/*.po")):
-            if po.parent.parent.name not in wanted:
-                continue
+        if spec is not None and spec.origin is not None:
+            catalogs += sorted(Path(spec.origin).parent.rglob("LC_MESSAGES/*.po"))
+    found: dict[str, str] = {}
+    for po in catalogs:
+        if po.parent.parent.name in wanted and po.exists():
             with po.open("rb") as f:
                 for message in read_po(f):
                     msgid, msgstr = message.id, message.string

@@ -490,3 +490,27 @@ def test_a_page_without_a_catalog_fails_the_zh_build(tmp_path: Path) -> None:
         catalog.unlink()
     zh = sitebuild.build(site, "zh_CN", *no_run)
     sitebuild.assert_fails(zh, "untranslated message on page page: 'A page'")
+
+
+@pytest.mark.slow
+def test_theme_strings_are_ours_in_a_clean_build(tmp_path: Path) -> None:
+    """The header buttons use the site's booktheme.po even in a first build,
+    before Sphinx has compiled any ``.mo``, and it wins over the theme's own
+    catalog where both have a message ("Print to PDF")."""
+    site = sitebuild.make_site(tmp_path)
+    no_run = ("-D", "plot_gallery=0")
+    update_catalogs(site, *no_run)
+    translate_catalogs(site)
+    ours = CATALOGS / "booktheme.po"
+    (site / "docs/locale/zh_CN/LC_MESSAGES/booktheme.po").write_bytes(ours.read_bytes())
+    assert not list((site / "docs/locale").rglob("*.mo"))
+    sitebuild.assert_passes(sitebuild.build(site, "zh_CN", *no_run))
+    page = (site / "docs/_build/html/zh_CN/page.html").read_text(encoding="utf-8")
+    with ours.open("rb") as f:
+        catalog = read_po(f)
+    for english in ("Repository", "Open issue", "Print to PDF"):
+        translation = catalog.get(english)
+        assert translation is not None
+        assert str(translation.string) in page, english
+        assert f">{english}<" not in page, english
+    assert "列印成 PDF" not in page  # the theme's own zh_CN (Taiwan's usage)

@@ -16,7 +16,9 @@ after the English text changes). This extension:
 from __future__ import annotations
 
 import ast
+import gettext
 import html
+import io
 import logging as stdlib_logging
 import os
 import re
@@ -27,6 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from docutils import nodes
 from sphinx import addnodes
@@ -133,19 +136,33 @@ def catalog_files(app: Sphinx) -> Iterator[Path]:
 
 
 def theme_strings(app: Sphinx, config: Config) -> None:
-    """Our translations of sphinx-book-theme strings its own catalog lacks.
+    """Our translations of sphinx-book-theme's strings come first.
 
     The theme reads them from its ``booktheme`` catalog only, and computes some
-    (the header buttons) as soon as the builder starts, so ours
-    (``locale/<lang>/LC_MESSAGES/booktheme.po``) joins that catalog, as a
-    fallback, before then.
+    (the header buttons) as soon as the builder starts, before Sphinx compiles
+    our ``.po`` files. So ours (``locale/<lang>/LC_MESSAGES/booktheme.po``) is
+    read here, from the ``.po``, and becomes that catalog; the theme's own,
+    loaded later, joins it as the fallback. Ours adds what the theme's lacks
+    and corrects what it has in another usage (its zh_CN is Taiwan's).
     """
-    if app.config.language == "en":
+    if config.language == "en":
         return
-    from sphinx.locale import init
+    from sphinx import locale
 
-    for folder in app.config.locale_dirs:
-        init([Path(app.srcdir, folder)], app.config.language, "booktheme")
+    for folder in config.locale_dirs:
+        po = Path(app.srcdir, folder, config.language, "LC_MESSAGES", "booktheme.po")
+        if not po.exists():
+            continue
+        with po.open("rb") as f:
+            catalog = read_po(f)
+        compiled = io.BytesIO()
+        write_mo(compiled, catalog)
+        compiled.seek(0)
+        ours = gettext.GNUTranslations(compiled)
+        theirs = locale.translators.get(("general", "booktheme"))
+        if theirs is not None and theirs.__class__ is not gettext.NullTranslations:
+            ours.add_fallback(theirs)
+        locale.translators["general", "booktheme"] = ours
 
 
 def check_catalogs(app: Sphinx) -> None:
