@@ -52,7 +52,9 @@ def fingerprint(options: list[str]) -> str:
 
 
 def sphinx(language: str, options: list[str], **kwargs: Any) -> subprocess.Popen[str]:
-    cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-j", "auto"]
+    # -u: unbuffered, so a log file shows the English lines in the order
+    # they happened relative to this script's own.
+    cmd = [sys.executable, "-u", "-m", "sphinx", "-W", "--keep-going", "-j", "auto"]
     cmd += ["-b", "html", "-D", f"language={language}", *options]
     cmd += [str(ROOT / "docs"), str(EDITIONS[language])]
     return subprocess.Popen(cmd, cwd=ROOT, text=True, **kwargs)
