@@ -9,7 +9,7 @@ import pytest
 from sphinx.util.parallel import make_chunks
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "_ext"))
-from parallelread import MARKER, deal
+from parallelread import deal, executes
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -22,7 +22,7 @@ def site_pages() -> tuple[list[str], set[str]]:
         for p in DOCS.rglob("*.md")
         if not {"_build", "locale", "_templates"} & set(p.relative_to(DOCS).parts)
     )
-    executed = {d for d in pages if MARKER in (DOCS / f"{d}.md").read_text()[:500]}
+    executed = {d for d in pages if executes(DOCS / f"{d}.md")}
     return pages, executed
 
 

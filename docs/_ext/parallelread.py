@@ -17,6 +17,7 @@ already exists").
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from sphinx.application import Sphinx
@@ -24,6 +25,11 @@ from sphinx.environment import BuildEnvironment
 from sphinx.util.parallel import make_chunks
 
 MARKER = "file_format: mystnb"  # front matter of a page myst-nb executes
+
+
+def executes(source: Path) -> bool:
+    """Whether myst-nb executes the page ``source`` when it is read."""
+    return source.suffix == ".md" and MARKER in source.read_text("utf-8")[:500]
 
 
 def deal(docnames: list[str], executed: set[str], nproc: int) -> list[str]:
@@ -53,12 +59,7 @@ def spread(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
     from jupyter_cache import get_cache
 
     get_cache(app.config.nb_execution_cache_path).db.dispose()
-    executed = {
-        doc
-        for doc in docnames
-        if env.doc2path(doc).suffix == ".md"
-        and MARKER in env.doc2path(doc).read_text(encoding="utf-8")[:500]
-    }
+    executed = {doc for doc in docnames if executes(env.doc2path(doc))}
     docnames[:] = deal(docnames, executed, app.parallel)
 
 
