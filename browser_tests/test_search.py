@@ -18,11 +18,11 @@ TERMS = ["retain_graph", "leaf", "detach"]
 # Chinese terms -> pages a reader searching for them must be offered, beyond
 # those whose title holds the term: the tutorial that is about it.
 ZH_TERMS = {
-    "叶子": ["tutorials/01_leaf_tensors.html"],  # leaf
-    "计算图": ["tutorials/02_grad_fn_and_the_graph.html"],  # computation graph
+    "叶子": ["tutorials/02_leaf_tensors.html"],  # leaf
+    "计算图": ["tutorials/03_grad_fn_and_the_graph.html"],  # computation graph
     # backpropagation: the tutorial on backward through several losses, and the
     # explanation of what backward does (saved tensors, a second backward)
-    "反向传播": ["tutorials/06_several_losses.html", "explanations/mental-model.html"],
+    "反向传播": ["tutorials/07_several_losses.html", "explanations/mental-model.html"],
 }
 GLOSSES = {"叶子": "leaf", "计算图": "graph", "反向传播": "backprop"}  # test ids
 # The page about a term is among the first results, not just somewhere.
@@ -50,7 +50,7 @@ def _has_han(text: str) -> bool:
 
 def expected_pages(site: Path, term: str) -> list[str]:
     """Indexed pages whose title or file name carries the term: a reader who
-    searches for it must be offered them (e.g. leaf -> 01_leaf_tensors.html).
+    searches for it must be offered them (e.g. leaf -> 02_leaf_tensors.html).
     Chinese has no spaces between words: there, the title contains the term."""
     index = search_index(site)
     wanted = f" {_words(term).strip()} "

@@ -171,7 +171,7 @@ assert torch.allclose(_seen[0], dL_dy)  # what the node above y sends down
 # vector by its local derivative, so one backward pass gives
 # :math:`v^\top J`. The full Jacobian needs one pass *per output*: row
 # :math:`i` is :math:`e_i^\top J` for the one-hot :math:`e_i`. A hook (see
-# :ref:`sphx_glr_tutorials_10_hooks.py`) counts the passes:
+# :ref:`sphx_glr_tutorials_11_hooks.py`) counts the passes:
 passes = []
 
 
@@ -196,7 +196,7 @@ assert (jacobian_passes, len(passes)) == (len(x), 1)
 # Repeated calls add up, in place
 # -------------------------------
 # Every ``backward`` *adds* its :math:`v^\top J` into ``.grad`` (see
-# :ref:`sphx_glr_tutorials_02_grad_fn_and_the_graph.py`), **in place**:
+# :ref:`sphx_glr_tutorials_03_grad_fn_and_the_graph.py`), **in place**:
 # ``x.grad`` stays the same tensor object, so a reference you kept sees the
 # new value too.
 x.grad = None
@@ -213,14 +213,14 @@ assert torch.allclose(kept, 2 * vjp)
 # %%
 # Not with ``create_graph=True``, which records the backward pass itself so
 # that the gradient can be differentiated again (tutorial
-# :ref:`sphx_glr_tutorials_12_higher_order_gradients.py`). To keep the
+# :ref:`sphx_glr_tutorials_13_higher_order_gradients.py`). To keep the
 # accumulation differentiable, autograd computes ``x.grad + new`` as a **new
 # tensor**, with a ``grad_fn``, and stores that in ``x.grad``: a reference
 # you kept no longer follows ``.grad``. PyTorch also warns of a reference
 # cycle, ``x`` to its ``.grad`` and back.
 
 # sphinx_gallery_start_ignore
-# warn-always mode: do not use up this once-per-process warning (tutorial 12)
+# warn-always mode: do not use up this once-per-process warning (tutorial 13)
 _warn_always = torch.is_warn_always_enabled()
 torch.set_warn_always(True)
 # sphinx_gallery_end_ignore
@@ -305,4 +305,4 @@ assert torch.allclose(torch.stack(rows), J)
 # ``gradient=v`` shaped like ``y``. It adds :math:`v^\top J` to ``.grad`` in
 # one pass, without forming :math:`J`, in place except under
 # ``create_graph=True`` (glossary: :ref:`vector-Jacobian product <glossary-vjp>`).
-# Next: :ref:`sphx_glr_tutorials_06_several_losses.py`.
+# Next: :ref:`sphx_glr_tutorials_07_several_losses.py`.

@@ -40,7 +40,7 @@ assert (y.is_leaf, type(y.grad_fn).__name__) == (False, "MulBackward0")
 # After a backward pass the gradient lands in the leaf. Autograd computed the
 # gradient with respect to ``y`` on the way but kept none: ``y.grad`` stays
 # ``None``, unless you call ``y.retain_grad()`` before ``backward()``
-# (:ref:`sphx_glr_tutorials_02_grad_fn_and_the_graph.py` shows how).
+# (:ref:`sphx_glr_tutorials_03_grad_fn_and_the_graph.py` shows how).
 y.sum().backward()
 print(w.grad)
 
@@ -95,7 +95,7 @@ w.requires_grad_(True)
 # %%
 # The fix is to keep ``requires_grad=True`` on the whole tensor and mask the
 # gradient or the weight instead:
-# :ref:`sphx_glr_tutorials_07_training_part_of_a_weight.py` shows how.
+# :ref:`sphx_glr_tutorials_08_training_part_of_a_weight.py` shows how.
 #
 # A computed tensor that does not require grad is a leaf too
 # ----------------------------------------------------------
@@ -291,6 +291,6 @@ assert [p.grad is None for p in model.parameters()] == [True, True, False, False
 # %%
 # What next
 # ---------
-# :ref:`sphx_glr_tutorials_02_grad_fn_and_the_graph.py` looks at the
+# :ref:`sphx_glr_tutorials_03_grad_fn_and_the_graph.py` looks at the
 # ``grad_fn`` nodes that connect these tensors, and at where gradients end
 # up. See also the :doc:`/reference/glossary`.

@@ -174,7 +174,7 @@ with expect_error(RuntimeError, "is at version 1; expected version 0"):
 
 # %%
 # Prefer ``.detach()`` (or ``torch.no_grad()``): an error is better than a
-# wrong gradient (see :ref:`sphx_glr_tutorials_03_detach_and_stopping_gradients.py`).
+# wrong gradient (see :ref:`sphx_glr_tutorials_04_detach_and_stopping_gradients.py`).
 #
 # Views made under ``torch.no_grad()``
 # ------------------------------------
@@ -294,4 +294,4 @@ assert type(q.grad_fn).__name__ == "CopySlices"
 # it. ``.data`` hides changes from it; use ``.detach()``. Take views where
 # you use them, not inside ``no_grad``.
 #
-# Next: :ref:`sphx_glr_tutorials_05_backward_of_non_scalars.py`.
+# Next: :ref:`sphx_glr_tutorials_06_backward_of_non_scalars.py`.

@@ -104,7 +104,7 @@ assert compiled_grad is not None
 # -------------------------------------------------------
 # :func:`~autograd_notes.masked_linear` is built on a custom
 # :class:`torch.autograd.Function`
-# (:ref:`sphx_glr_tutorials_08_writing_a_custom_function.py`). Dynamo traces
+# (:ref:`sphx_glr_tutorials_09_writing_a_custom_function.py`). Dynamo traces
 # through its ``forward`` and AOTAutograd through its ``backward``, so the
 # Function compiles into the same single node. ``fullgraph=True`` turns any
 # graph break into an error, so running without one proves that the whole
@@ -224,7 +224,7 @@ assert torch.equal(w.grad, compiled_grad)
 # so ``print`` breaks the graph. Most other autograd tools compile without a
 # break: a ``torch.no_grad()`` block, ``.detach()``, and even a hook
 # registered on an intermediate tensor (it still changes the gradient, as in
-# :ref:`sphx_glr_tutorials_10_hooks.py`).
+# :ref:`sphx_glr_tutorials_11_hooks.py`).
 
 
 def with_print(x, w):

@@ -204,7 +204,7 @@ assert torch.allclose(torch.autograd.functional.hvp(loss_fn, w.detach(), v)[1], 
 # Custom functions that can be differentiated only once
 # -----------------------------------------------------
 # A custom ``torch.autograd.Function``
-# (:ref:`sphx_glr_tutorials_08_writing_a_custom_function.py`) whose
+# (:ref:`sphx_glr_tutorials_09_writing_a_custom_function.py`) whose
 # ``backward`` uses differentiable torch operations supports double backward
 # for free. A ``backward`` that steps outside autograd (NumPy, a C++ kernel) cannot,
 # and should be marked ``@once_differentiable``. Here the critic's activation
@@ -297,6 +297,6 @@ assert torch.equal(hv4, torch.tensor([12.0, 0.0, -108.0]))
 # %%
 # What next
 # ---------
-# :ref:`sphx_glr_tutorials_13_forward_mode_and_torch_func.py` computes
+# :ref:`sphx_glr_tutorials_14_forward_mode_and_torch_func.py` computes
 # derivatives in the other direction, with forward mode, and treats
 # gradients as functions with ``torch.func``.

@@ -75,7 +75,7 @@ assert not y.requires_grad  # no graph was recorded
 # A forward pass with tangent :math:`e_j` (the :math:`j`-th unit vector) gives
 # column :math:`j` of :math:`J`; a backward pass with ``grad_outputs``
 # :math:`e_i` gives row :math:`i`
-# (:ref:`sphx_glr_tutorials_05_backward_of_non_scalars.py`). So an
+# (:ref:`sphx_glr_tutorials_06_backward_of_non_scalars.py`). So an
 # :math:`m \times n` Jacobian costs :math:`n` forward-mode passes or
 # :math:`m` backward passes. The function below builds :math:`J` both ways,
 # counting calls of ``f`` and, with a hook on the output, backward passes.
@@ -291,6 +291,6 @@ assert torch.allclose(hv, torch.autograd.functional.hessian(f, x) @ u)
 # %%
 # What next
 # ---------
-# :ref:`sphx_glr_tutorials_14_memory_and_checkpointing.py` looks at the
+# :ref:`sphx_glr_tutorials_15_memory_and_checkpointing.py` looks at the
 # memory a reverse-mode graph holds between forward and backward, and how to
 # trade it for compute.

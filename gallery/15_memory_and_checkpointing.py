@@ -295,5 +295,5 @@ assert half_bytes == 5 * _block_io + 2 * _hidden
 # %%
 # What next
 # ---------
-# :ref:`sphx_glr_tutorials_15_torch_compile_and_autograd.py` looks at what
+# :ref:`sphx_glr_tutorials_16_torch_compile_and_autograd.py` looks at what
 # changes when ``torch.compile`` builds the backward graph ahead of time.

@@ -14,7 +14,7 @@ entries exactly unchanged under any optimizer.
 # The first idea is to switch off ``requires_grad`` for the block to keep
 # fixed. It fails: a slice, like any view of ``W`` (``W.t()``, ``W.view(-1)``),
 # is the result of an operation, not a leaf, and only a leaf's flag can be
-# changed (:ref:`sphx_glr_tutorials_01_leaf_tensors.py`).
+# changed (:ref:`sphx_glr_tutorials_02_leaf_tensors.py`).
 import torch
 
 from autograd_notes import apply_mask, expect_error, random_mask, register_grad_mask
@@ -294,5 +294,5 @@ assert adam_l2.max_abs_change_outside > 0.1  # about lr per step, though decay i
 # What next
 # ---------
 # The recipe alone: :doc:`/how-to/freeze-part-of-a-weight`.
-# :ref:`sphx_glr_tutorials_08_writing_a_custom_function.py` writes the
+# :ref:`sphx_glr_tutorials_09_writing_a_custom_function.py` writes the
 # masked layer as a custom autograd ``Function``.

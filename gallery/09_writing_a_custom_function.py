@@ -16,7 +16,7 @@ input, in the right order.
 # in two modes. ``"freeze"`` uses the whole ``W`` in the forward pass but
 # zeroes the weight gradient outside ``M``: deliberately *not* the
 # derivative. ``"prune"`` uses ``W * M``, whose true derivative is zero
-# outside ``M``. :ref:`sphx_glr_tutorials_07_training_part_of_a_weight.py`
+# outside ``M``. :ref:`sphx_glr_tutorials_08_training_part_of_a_weight.py`
 # gets both without a custom Function; here we write one.
 import torch
 import torch.nn.functional as F
@@ -173,7 +173,7 @@ assert not torch.allclose(swapped_grad, _x3.grad)
 # * **The dtype**: not at all. A ``float64`` (even an integer) gradient for a
 #   ``float32`` input is silently cast to ``float32``.
 # * **The values**: never (see the next tutorial,
-#   :ref:`sphx_glr_tutorials_09_testing_a_custom_function.py`).
+#   :ref:`sphx_glr_tutorials_10_testing_a_custom_function.py`).
 
 
 class UnsummedBias(MyMaskedLinear):
@@ -262,8 +262,8 @@ assert "must have shape" in _error(MaskedLinearFunction.apply, *_bad_bias)
 # %%
 # ``ctx.mark_non_differentiable``, ``ctx.set_materialize_grads`` and
 # ``once_differentiable`` are taught in
-# :ref:`sphx_glr_tutorials_11_non_differentiable_points.py` and
-# :ref:`sphx_glr_tutorials_12_higher_order_gradients.py`; PyTorch's guide is
+# :ref:`sphx_glr_tutorials_12_non_differentiable_points.py` and
+# :ref:`sphx_glr_tutorials_13_higher_order_gradients.py`; PyTorch's guide is
 # `Extending torch.autograd
 # <https://docs.pytorch.org/docs/stable/notes/extending.html>`_.
 #

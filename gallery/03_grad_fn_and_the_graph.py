@@ -107,7 +107,7 @@ assert z.grad_fn.next_functions[1] == (None, 0)
 # operations are *generated* from ``derivatives.yaml`` with a ``name()`` that
 # returns the short class name. A few are written by hand, such as
 # ``AccumulateGrad`` or ``CopySlices``, which an in-place write into a slice
-# creates (:ref:`sphx_glr_tutorials_04_in_place_and_views.py`); their
+# creates (:ref:`sphx_glr_tutorials_05_in_place_and_views.py`); their
 # ``name()`` is the full C++ name. ``type(node).__name__`` is always short.
 t = x * torch.ones(3)
 t[0] = 0.0
@@ -178,7 +178,7 @@ with expect_warning(UserWarning, "not a leaf Tensor"):
 # -----------------------------------------------------------
 # The two names look alike. ``backward(retain_graph=True)`` keeps the
 # *graph* (the tensors its nodes saved) so that you can run backward through
-# it a second time (:ref:`sphx_glr_tutorials_06_several_losses.py`). It
+# it a second time (:ref:`sphx_glr_tutorials_07_several_losses.py`). It
 # stores no gradient in any non-leaf: ``pred.grad`` is still ``None``, with
 # the same warning.
 pred = inputs @ w + b
@@ -290,6 +290,6 @@ assert torch.allclose(pred_grad, 2 * (pred.detach() - target) / 6)
 # %%
 # What next
 # ---------
-# :ref:`sphx_glr_tutorials_03_detach_and_stopping_gradients.py` cuts the
+# :ref:`sphx_glr_tutorials_04_detach_and_stopping_gradients.py` cuts the
 # graph on purpose. To explore graphs of your own, see
 # :doc:`/how-to/inspect-the-graph`.

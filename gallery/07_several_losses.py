@@ -107,7 +107,7 @@ assert torch.allclose(a.grad, 5 * a.detach())
 # The same holds for a real multi-head model: a small trunk computes
 # features, four linear heads each predict their own target. To see how much
 # work each approach does, a *hook* (tutorial
-# :ref:`sphx_glr_tutorials_10_hooks.py`) on the trunk's first weight records
+# :ref:`sphx_glr_tutorials_11_hooks.py`) on the trunk's first weight records
 # every time a backward pass reaches the bottom of the trunk.
 trunk = nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 32), nn.Tanh())
 heads = nn.ModuleList(nn.Linear(32, 1) for _ in range(4))
@@ -295,6 +295,6 @@ assert len(trunk_backward_runs) == 2
 # %%
 # What next
 # ---------
-# :ref:`sphx_glr_tutorials_07_training_part_of_a_weight.py` trains only some
+# :ref:`sphx_glr_tutorials_08_training_part_of_a_weight.py` trains only some
 # entries of a weight. The glossary tells :ref:`retain_graph from retain_grad
 # <glossary-retain-graph-vs-retain-grad>`.

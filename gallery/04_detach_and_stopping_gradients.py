@@ -111,7 +111,7 @@ assert _y.detach().clone().data_ptr() != _y.data_ptr()
 # %%
 # ``.data``, the old way to get at the values, does **not** share the version
 # counter: the same change through ``y.data`` goes unnoticed and the gradient
-# is silently wrong (:ref:`sphx_glr_tutorials_04_in_place_and_views.py`). To
+# is silently wrong (:ref:`sphx_glr_tutorials_05_in_place_and_views.py`). To
 # change a detached value, copy it first: ``y.detach().clone()``.
 #
 # A stop-gradient inside a product
@@ -152,7 +152,7 @@ with expect_error(AttributeError, "'NoneType' object has no attribute"):
 # the detached one without clearing ``.grad``, gives ``w`` :math:`24 + 24 = 48`,
 # while ``x`` keeps :math:`2xz = 36` from the first call. (``retain_graph``
 # keeps ``z``'s graph for the second call:
-# :ref:`sphx_glr_tutorials_06_several_losses.py`.)
+# :ref:`sphx_glr_tutorials_07_several_losses.py`.)
 y = x * x
 z = w * w
 w.grad = None  # start from scratch, as in the first run
@@ -213,7 +213,7 @@ assert weight.grad is None
 # %%
 # The view is a trap: it inherits the flag, but nothing links it to
 # ``weight``. A backward through it raises no error, and ``weight.grad`` stays
-# ``None`` (:ref:`sphx_glr_tutorials_04_in_place_and_views.py` shows this
+# ``None`` (:ref:`sphx_glr_tutorials_05_in_place_and_views.py` shows this
 # in detail). Take views where you use them.
 #
 # ``torch.inference_mode()``: less bookkeeping, one restriction
@@ -294,5 +294,5 @@ assert not (w - 0.1 * w.grad).is_leaf
 # %%
 # What next
 # ---------
-# :ref:`sphx_glr_tutorials_04_in_place_and_views.py` looks at in-place
+# :ref:`sphx_glr_tutorials_05_in_place_and_views.py` looks at in-place
 # operations and views, where the version counter met here does its work.

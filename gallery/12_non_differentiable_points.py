@@ -174,7 +174,7 @@ assert x.grad.tolist() == [0.0, 0.0, 0.25]
 # Outputs that have no gradient, in your own ``Function``
 # -------------------------------------------------------
 # A custom :class:`torch.autograd.Function`
-# (:ref:`sphx_glr_tutorials_08_writing_a_custom_function.py`) may return
+# (:ref:`sphx_glr_tutorials_09_writing_a_custom_function.py`) may return
 # something that has no derivative at all, such as the *index* of the
 # largest entry. ``ctx.mark_non_differentiable(index)`` says so: that output
 # never requires grad. ``backward`` still receives one gradient per output;

@@ -17,7 +17,7 @@ hooks fire.
 # ``.grad`` stays ``None``. ``h.register_hook(fn)`` calls ``fn(grad)`` with
 # the gradient of the loss with respect to ``h`` as soon as backward has
 # computed it. Unlike ``h.retain_grad()``
-# (:ref:`sphx_glr_tutorials_02_grad_fn_and_the_graph.py`), the hook stores nothing
+# (:ref:`sphx_glr_tutorials_03_grad_fn_and_the_graph.py`), the hook stores nothing
 # itself: what happens to the gradient is up to ``fn``. Here
 # :math:`\partial L / \partial h = 2h`:
 import torch
@@ -107,7 +107,7 @@ assert torch.equal(w.grad, torch.full((3,), 31.0))
 
 # %%
 # This is how :func:`~autograd_notes.register_grad_mask` keeps part of a
-# weight from learning (:ref:`sphx_glr_tutorials_07_training_part_of_a_weight.py`).
+# weight from learning (:ref:`sphx_glr_tutorials_08_training_part_of_a_weight.py`).
 #
 # Common mistake: registering the hook inside the training loop
 # -------------------------------------------------------------
@@ -142,7 +142,7 @@ assert torch.equal(q.grad, torch.full((2,), 2.0))
 # Hooks on the nodes of the graph
 # -------------------------------
 # The nodes of the backward graph (``grad_fn`` objects, see
-# :ref:`sphx_glr_tutorials_02_grad_fn_and_the_graph.py`) take hooks too.
+# :ref:`sphx_glr_tutorials_03_grad_fn_and_the_graph.py`) take hooks too.
 # ``node.register_prehook(fn)`` calls ``fn(grad_outputs)`` *before* the node
 # runs, with the gradients with respect to the node's forward outputs.
 # ``node.register_hook(fn)`` calls ``fn(grad_inputs, grad_outputs)`` *after*
@@ -330,4 +330,4 @@ assert torch.equal(x.grad, torch.full((2,), 30.0))
 # What next
 # ---------
 # Hooks also exist for the tensors a node *saves* for backward:
-# :ref:`sphx_glr_tutorials_14_memory_and_checkpointing.py`.
+# :ref:`sphx_glr_tutorials_15_memory_and_checkpointing.py`.

@@ -160,7 +160,7 @@ assert wrong == {8: [], 20: [], 32: []}
 # Second derivatives: ``gradgradcheck``
 # -------------------------------------
 # If your Function will be differentiated twice (a gradient penalty, see
-# :ref:`sphx_glr_tutorials_12_higher_order_gradients.py`),
+# :ref:`sphx_glr_tutorials_13_higher_order_gradients.py`),
 # :func:`torch.autograd.gradgradcheck` checks ``backward`` itself the same
 # way. A classic slip passes ``gradcheck`` but not this: computing the
 # derivative in ``setup_context``, which does not record, so to the second
