@@ -109,8 +109,23 @@ def discover_pages(site: Path) -> list[str]:
             continue
         if len(parts) > 1 and parts[0] in EDITION_FOLDERS:
             continue  # another edition, checked as such
+        if REDIRECT_MARKER in path.read_text(encoding="utf-8")[:1000]:
+            continue  # an old address, checked by test_redirects.py
         pages.append(path.relative_to(site).as_posix())
     return sorted(pages)
+
+
+# docs/_ext/redirects.py puts this in every page it writes at an old address.
+REDIRECT_MARKER = '<meta name="autograd-notes-redirect" content="1">'
+
+
+def redirect_pages(site: Path) -> list[str]:
+    """The redirect pages of one edition's folder, relative to it (posix)."""
+    return sorted(
+        path.relative_to(site).as_posix()
+        for path in site.glob("tutorials/*.html")
+        if REDIRECT_MARKER in path.read_text(encoding="utf-8")[:1000]
+    )
 
 
 def example_pages(site: Path) -> list[str]:

@@ -50,6 +50,7 @@ extensions = [
     "editlinks",  # "Edit" on a tutorial page opens its gallery/ script
     "translation",  # the zh_CN edition: checks, thumbnails, language links
     "parallelread",  # -j: every core executes its share of the pages
+    "redirects",  # old tutorial URLs lead to the renumbered pages
 ]
 
 exclude_patterns = [
@@ -125,6 +126,31 @@ nb_execution_show_tb = True
 # publishing it. Pages that expect a warning catch it and print it.
 nb_output_stderr = "error"
 nb_merge_streams = True
+
+# -- Redirects: the tutorials' addresses before "01_one_training_step" --------
+# Tutorial NN became NN+1 when the first tutorial was added; links from
+# outside still reach them (docs/_ext/redirects.py writes a page at each old
+# address of both editions).
+redirects = {
+    f"tutorials/{old}": f"tutorials/{int(old[:2]) + 1:02d}{old[2:]}"
+    for old in (
+        "01_leaf_tensors",
+        "02_grad_fn_and_the_graph",
+        "03_detach_and_stopping_gradients",
+        "04_in_place_and_views",
+        "05_backward_of_non_scalars",
+        "06_several_losses",
+        "07_training_part_of_a_weight",
+        "08_writing_a_custom_function",
+        "09_testing_a_custom_function",
+        "10_hooks",
+        "11_non_differentiable_points",
+        "12_higher_order_gradients",
+        "13_forward_mode_and_torch_func",
+        "14_memory_and_checkpointing",
+        "15_torch_compile_and_autograd",
+    )
+}
 
 # -- sphinx-gallery: the tutorials ---------------------------------------------
 sphinx_gallery_conf = {
