@@ -1,133 +1,230 @@
 """
-What does ``grad_fn`` record, and where do gradients end up?
-=============================================================
+How does ``backward()`` follow ``grad_fn`` to compute gradients?
+================================================================
 
 Every operation on a tensor that requires grad adds a node to a graph, and
-the result's ``grad_fn`` points at that node. ``backward()`` walks the graph
-from the output down to the leaves. After this tutorial you can read a
-``grad_fn``, follow the graph by hand or print it, and say which tensors hold
-a ``.grad`` afterwards, including how to keep the gradient of an
-intermediate result.
+the result's ``grad_fn`` points at that node. ``backward()`` walks this graph
+from the output down to the leaves, applying the chain rule one node at a
+time. After this tutorial you can follow the graph with ``next_functions``,
+compute a gradient by hand along it, and say which tensors hold a ``.grad``
+afterwards, including how to keep the gradient of an intermediate result.
 """
 
 # %%
 # Each operation records a node
 # -----------------------------
-# Take :math:`z = x^2 + 3` at :math:`x = 2`. ``grad_fn`` names the *last*
-# operation that produced a tensor, not the whole expression: ``z`` comes
-# from the addition, so ``z.grad_fn`` is an ``AddBackward0`` node, while the
-# square left a ``PowBackward0`` node on ``y``.
+# Take :math:`y = (wx + b)^2` with :math:`w = 3`, :math:`b = 1` and the input
+# :math:`x = 2`. Only ``w`` and ``b`` require grad. Written as three
+# operations, each result gets a ``grad_fn``: the node of the *last*
+# operation that produced it, not of the whole expression.
 import torch
 
 from autograd_notes import draw_graph, expect_warning, format_graph
 
-x = torch.tensor(2.0, requires_grad=True)
-y = x**2
-z = y + 3
-print(y, z, sep="\n")
-z.backward()  # the chain rule through both nodes: dz/dx = 2x = 4
-print(x.grad)
+w = torch.tensor(3.0, requires_grad=True)
+b = torch.tensor(1.0, requires_grad=True)
+x = torch.tensor(2.0)
+
+u = w * x
+v = u + b
+y = v**2
+for name, t in {"u": u, "v": v, "y": y}.items():
+    print(f"{name} = {t.item():4}   grad_fn: {type(t.grad_fn).__name__}")
 
 # sphinx_gallery_start_ignore
-assert type(y.grad_fn).__name__ == "PowBackward0"
-assert type(z.grad_fn).__name__ == "AddBackward0"
-assert (z.item(), x.grad.item()) == (7.0, 4.0)
+import warnings
+
+from autograd_notes import walk_graph
+
+assert (u.item(), v.item(), y.item()) == (6.0, 7.0, 49.0)
+_kinds = [type(t.grad_fn).__name__ for t in (u, v, y)]
+assert _kinds == ["MulBackward0", "AddBackward0", "PowBackward0"]
+assert repr(y.grad_fn).startswith("<PowBackward0 object at 0x")
 # sphinx_gallery_end_ignore
 
 # %%
-# Where the names come from
-# -------------------------
-# A node is named after the operation whose *backward formula* it runs, plus
-# a digit. The formulas live in `derivatives.yaml
-# <https://github.com/pytorch/pytorch/blob/main/tools/autograd/derivatives.yaml>`_,
-# one per *overload*, and the digit numbers the overloads of one name:
-# ``pow`` has three (tensor to a number, tensor to a tensor, number to a
-# tensor), ``sum`` two (all elements, or along a dimension). The digit is
-# **not** a counter: two additions in a row give two ``AddBackward0`` nodes.
-v = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
-m = torch.ones(2, 3, requires_grad=True)
-results = {"v ** 2": v**2, "v ** v": v**v, "2 ** v": 2**v, "v.sum()": v.sum()}
-results["m.sum(dim=0)"] = m.sum(dim=0)
-results["(v + 1) + 1"] = (v + 1) + 1
-for expr, out in results.items():
-    print(f"{expr:13} -> {out.grad_fn.name()}")
-
-# sphinx_gallery_start_ignore
-_expected = ["PowBackward0", "PowBackward1", "PowBackward2"]
-_expected += ["SumBackward0", "SumBackward1", "AddBackward0"]
-assert [out.grad_fn.name() for out in results.values()] == _expected
-_pow = sorted(n for n in dir(torch._C._functions) if n.startswith("PowBackward"))
-assert _pow == ["PowBackward0", "PowBackward1", "PowBackward2"]
-_twice = results["(v + 1) + 1"].grad_fn
-assert _twice.next_functions[0][0].name() == "AddBackward0"
-# sphinx_gallery_end_ignore
-
-# %%
-# Print a node's name, never the node
-# -----------------------------------
-# ``print(z.grad_fn)`` shows ``<AddBackward0 object at 0x...>``, a memory
-# address that changes on every run. Print ``type(node).__name__`` or
-# ``node.name()`` instead. (Printing a *tensor* is fine: its
-# ``grad_fn=<AddBackward0>`` part has no address.)
+# A node is named after the operation whose backward it computes (the digit
+# is explained in :doc:`/explanations/mental-model`). Print
+# ``type(node).__name__``, not the node itself: its ``repr`` contains a memory
+# address that changes on every run.
 #
-# Walking the graph by hand
-# -------------------------
+# Walking the graph with ``next_functions``
+# -----------------------------------------
 # A node's ``next_functions`` holds one ``(node, index)`` pair per input of
-# the operation: the node that produced that input, and which of its outputs
-# it was. An input that does not require grad, like the constant ``3``,
-# appears as ``None``. Following the first input from ``z``:
-node = z.grad_fn
-while node is not None:
-    inputs = [(type(n).__name__ if n else None, i) for n, i in node.next_functions]
-    print(f"{type(node).__name__:15} next_functions={inputs}")
-    node = node.next_functions[0][0] if node.next_functions else None
+# its operation: the node that produced that input (the index matters only
+# for operations with several outputs). An input that does not require grad,
+# like ``x``, gets ``None``. A leaf that requires grad gets an
+# ``AccumulateGrad`` node, whose ``variable`` attribute is the leaf. Following
+# every edge from ``y``:
+
+
+def show(node, depth=0):
+    label = "None" if node is None else type(node).__name__
+    if hasattr(node, "variable"):
+        label += " of w" if node.variable is w else " of b"
+    print("    " * depth + label)
+    for child, _ in getattr(node, "next_functions", ()):
+        show(child, depth + 1)
+
+
+show(y.grad_fn)
 
 # sphinx_gallery_start_ignore
-assert repr(z.grad_fn).startswith("<AddBackward0 object at 0x")
-assert "0x" not in repr(z)
+_add = y.grad_fn.next_functions[0][0]
+_mul = _add.next_functions[0][0]
+assert _add is v.grad_fn and _mul is u.grad_fn
+assert _mul.next_functions[0][0].variable is w
+assert _mul.next_functions[1] == (None, 0)
+assert _add.next_functions[1][0].variable is b
+assert _mul.next_functions[0][0].next_functions == ()
 # sphinx_gallery_end_ignore
 
 # %%
-# The chain ends in an ``AccumulateGrad`` node, which has no inputs. It adds
-# the incoming gradient into a leaf's ``.grad``, and its ``variable``
-# attribute is that leaf. Its ``name()`` differs from its class name:
-acc = z.grad_fn.next_functions[0][0].next_functions[0][0]
-print(type(acc).__name__, "|", acc.name(), "|", acc.variable is x)
+# The chain rule, one node at a time
+# ----------------------------------
+# ``y.backward()`` walks the same graph from the top. It starts with the
+# gradient :math:`\partial y / \partial y = 1` and hands it to ``y.grad_fn``.
+# Each node multiplies the gradient it receives by the *local derivative* of
+# its own operation with respect to each input, and sends the product down
+# that input's edge:
+#
+# * ``PowBackward0``: :math:`\partial (v^2) / \partial v = 2v = 14`;
+# * ``AddBackward0``: :math:`\partial (u + b) / \partial u = 1`, and the
+#   same for ``b``;
+# * ``MulBackward0``: :math:`\partial (wx) / \partial w = x = 2`.
+#
+# So :math:`\partial y / \partial w` is the product of the local derivatives
+# along the path from ``y`` to ``w``. By hand, node by node:
+local = {"PowBackward0": 2 * v.item(), "AddBackward0": 1.0, "MulBackward0": x.item()}
+grad = 1.0
+for node_name, derivative in local.items():
+    grad = grad * derivative
+    print(f"{node_name:12}  local derivative {derivative:4}  ->  gradient {grad}")
 
 # sphinx_gallery_start_ignore
-assert (type(acc).__name__, acc.next_functions) == ("AccumulateGrad", ())
-assert acc.name() == "torch::autograd::AccumulateGrad"
-assert acc.variable is x
-assert z.grad_fn.next_functions[1] == (None, 0)
+_path, _node = [], y.grad_fn
+while _node.next_functions:
+    _path.append(type(_node).__name__)
+    _node = _node.next_functions[0][0]
+assert _path == list(local) and _node.variable is w
+with torch.no_grad():
+    assert y.grad_fn(torch.tensor(1.0)).item() == 14.0
+    assert [g.item() for g in _add(torch.tensor(14.0))] == [14.0, 14.0]
+    _to_w, _to_x = _mul(torch.tensor(14.0))
+    assert (_to_w.item(), _to_x) == (28.0, None)
 # sphinx_gallery_end_ignore
 
 # %%
-# All node classes, ``AddBackward0`` as much as ``AccumulateGrad``, are C++
-# classes exposed in ``torch._C._functions``. The nodes of ordinary
-# operations are *generated* from ``derivatives.yaml`` with a ``name()`` that
-# returns the short class name. A few are written by hand, such as
-# ``AccumulateGrad`` or ``CopySlices``, which an in-place write into a slice
-# creates (:ref:`sphx_glr_tutorials_05_in_place_and_views.py`); their
-# ``name()`` is the full C++ name. ``type(node).__name__`` is always short.
-t = x * torch.ones(3)
-t[0] = 0.0
-print(type(t.grad_fn).__name__, "|", t.grad_fn.name())
+# ``backward()`` does exactly these multiplications, and the ``AccumulateGrad``
+# nodes write the results into the leaves' ``.grad``. The path to ``b`` stops
+# after ``AddBackward0``, so :math:`\partial y / \partial b = 14 \cdot 1 = 14`.
+y.backward()
+print(f"by hand: {grad}   autograd: w.grad = {w.grad}")
+print(f"b.grad = {b.grad}")
 
 # sphinx_gallery_start_ignore
-assert t.grad_fn.name() == "torch::autograd::CopySlices"
-for _name in ("AddBackward0", "AccumulateGrad", "CopySlices"):
-    assert getattr(torch._C._functions, _name).__module__ == "builtins"
-assert all(type(o.grad_fn).__name__ == o.grad_fn.name() for o in results.values())
-assert type(z.grad_fn) is torch._C._functions.AddBackward0
-assert type(acc) is torch._C._functions.AccumulateGrad
+assert w.grad.item() == grad == 28.0
+assert b.grad.item() == 14.0
+with warnings.catch_warnings(record=True):
+    warnings.simplefilter("always")
+    assert u.grad is None and v.grad is None
+# sphinx_gallery_end_ignore
+
+# %%
+# ``.grad`` is filled on leaves only
+# ----------------------------------
+# On the way down, autograd also computed the gradients with respect to
+# ``v`` and ``u`` (14 each, the gradients printed above), but it passed them
+# on and kept nothing: ``u`` and ``v`` are not leaves, so their ``.grad`` stays
+# ``None``.
+#
+# Common mistake: ``retain_graph`` instead of ``retain_grad``
+# -----------------------------------------------------------
+# The two names look alike. ``backward(retain_graph=True)`` keeps the graph
+# (the tensors its nodes saved) so that you can run backward through it a
+# second time (:ref:`sphx_glr_tutorials_07_several_losses.py`). It stores no
+# gradient in a non-leaf: ``v.grad`` is still ``None``, and reading it warns.
+v = w * x + b
+y = v**2
+y.backward(retain_graph=True)
+with expect_warning(UserWarning, "not a leaf Tensor"):
+    print("v.grad:", v.grad)
+
+# sphinx_gallery_start_ignore
+(_again,) = torch.autograd.grad(y, w)  # the graph was kept: a second pass works
+assert _again.item() == 28.0 and w.grad.item() == 2 * 28.0
+# sphinx_gallery_end_ignore
+
+# %%
+# The fix is ``retain_grad()``, called on the tensor *before* ``backward()``.
+# The tensor stays a non-leaf; only what is stored changes. The intermediate
+# gradients of the hand computation appear:
+u = w * x
+v = u + b
+u.retain_grad()
+v.retain_grad()
+(v**2).backward()
+print(f"v.grad = {v.grad}, u.grad = {u.grad}")
+print(f"v.is_leaf = {v.is_leaf}, v.retains_grad = {v.retains_grad}")
+
+# sphinx_gallery_start_ignore
+assert (v.grad.item(), u.grad.item()) == (14.0, 14.0)
+assert (v.is_leaf, v.retains_grad) == (False, True)
+# sphinx_gallery_end_ignore
+
+# %%
+# Gradients accumulate
+# --------------------
+# Each ``backward()`` *adds* into ``.grad``; it never overwrites it. This
+# page has now run three backward passes through the same formula at the same
+# point, so ``w.grad`` holds three times 28:
+print(f"w.grad = {w.grad}")
+
+# sphinx_gallery_start_ignore
+assert w.grad.item() == 3 * 28.0
+# sphinx_gallery_end_ignore
+
+# %%
+# So clear gradients between training steps. ``optimizer.zero_grad()`` sets
+# the ``.grad`` of every parameter it holds to ``None`` (the default,
+# ``set_to_none=True``); the next backward then *assigns* a fresh gradient.
+# ``zero_grad(set_to_none=False)`` fills with zeros instead.
+optimizer = torch.optim.SGD([w, b], lr=0.1)
+optimizer.zero_grad()
+print("after zero_grad():", w.grad)
+
+# sphinx_gallery_start_ignore
+assert w.grad is None and b.grad is None
+((w * x + b) ** 2).backward()
+optimizer.zero_grad(set_to_none=False)
+assert w.grad.item() == 0.0
+w.grad = b.grad = None
+# sphinx_gallery_end_ignore
+
+# %%
+# Branches add up
+# ---------------
+# When a tensor is used twice, the graph branches: gradients reach it along
+# two paths. Each path contributes the product of its local derivatives, and
+# the contributions are *added*. For :math:`s = wx + w^2` the path through the
+# product contributes :math:`x = 2`, the path through the square
+# :math:`2w = 6`:
+s = w * x + w**2
+s.backward()
+print(f"w.grad = {w.grad}  (2 + 6)")
+
+# sphinx_gallery_start_ignore
+assert w.grad.item() == 2.0 + 6.0
+_edges = [c for n in walk_graph(s) for c, _ in n.next_functions]
+assert sum(getattr(c, "variable", None) is w for c in _edges) == 2
 # sphinx_gallery_end_ignore
 
 # %%
 # Printing and drawing a whole graph
 # ----------------------------------
-# Walking by hand gets tedious once a tensor is used twice. Here is the loss
-# of a tiny linear model with an L2 penalty: ``w`` is used in the prediction
-# *and* in the penalty, so gradients reach it along two paths.
+# Walking by hand gets tedious for real models. Here is the loss of a tiny
+# linear model with an L2 penalty: ``w`` is used in the prediction *and* in
+# the penalty, so it too is reached along two paths.
 # :func:`~autograd_notes.format_graph` prints the graph as an indented tree,
 # labelling the tensors you name:
 _ = torch.manual_seed(0)
@@ -152,126 +249,44 @@ except ImportError as err:  # matplotlib and networkx are optional extras
     print(err)
 
 # sphinx_gallery_start_ignore
-import warnings
-
-from autograd_notes import walk_graph
-
 _edges = [child for n in walk_graph(loss) for child, _ in n.next_functions]
 assert sum(getattr(c, "variable", None) is w for c in _edges) == 2
-# sphinx_gallery_end_ignore
-
-# %%
-# ``.grad`` is filled on leaves only
-# ----------------------------------
-# After ``loss.backward()`` the leaves ``w`` and ``b`` hold gradients. The
-# non-leaf ``pred`` took part, and autograd did compute the gradient with
-# respect to it on the way, but it passed it on and kept nothing. Reading
-# ``pred.grad`` returns ``None`` with a ``UserWarning``:
-loss.backward()
-print("w.grad:", w.grad)
-print("b.grad:", b.grad)
-with expect_warning(UserWarning, "not a leaf Tensor"):
-    print("pred.grad:", pred.grad)
-
-# %%
-# Common mistake: ``retain_graph`` instead of ``retain_grad``
-# -----------------------------------------------------------
-# The two names look alike. ``backward(retain_graph=True)`` keeps the
-# *graph* (the tensors its nodes saved) so that you can run backward through
-# it a second time (:ref:`sphx_glr_tutorials_07_several_losses.py`). It
-# stores no gradient in any non-leaf: ``pred.grad`` is still ``None``, with
-# the same warning.
-pred = inputs @ w + b
-loss = ((pred - target) ** 2).mean() + 0.1 * (w**2).sum()
-loss.backward(retain_graph=True)
-print("pred.retains_grad:", pred.retains_grad)
-
-# sphinx_gallery_start_ignore
-with warnings.catch_warnings(record=True) as _caught:
-    warnings.simplefilter("always")
-    assert pred.grad is None
-assert "not a leaf Tensor" in str(_caught[0].message)
-loss.backward()  # the graph was kept: a second backward through it works
-# sphinx_gallery_end_ignore
-
-# %%
-# The fix is ``pred.retain_grad()``, called *before* ``backward()``. The
-# tensor stays a non-leaf; only what is stored changes. The penalty does not
-# depend on ``pred``, so with :math:`n = 6` samples
-# :math:`\partial\,\mathrm{loss}/\partial\,\mathrm{pred}_i
-# = \frac{2}{n}(\mathrm{pred}_i - \mathrm{target}_i)`:
-pred = inputs @ w + b
-pred.retain_grad()
-loss = ((pred - target) ** 2).mean() + 0.1 * (w**2).sum()
-loss.backward()
-print(pred.grad)
-print(f"is_leaf={pred.is_leaf}, retains_grad={pred.retains_grad}")
-
-# sphinx_gallery_start_ignore
-assert torch.allclose(pred.grad, 2 * (pred.detach() - target) / 6)
-assert (pred.is_leaf, pred.retains_grad) == (False, True)
-# sphinx_gallery_end_ignore
-
-# %%
-# Gradients accumulate
-# --------------------
-# ``backward()`` *adds* into ``.grad``; it never overwrites it. That is how
-# two paths (like ``w``'s above) or two losses contribute to one gradient,
-# and also why repeated calls keep growing it. Each iteration below builds a
-# fresh graph for :math:`\sum_i 3a_i` and runs backward:
-a = torch.tensor([1.0, 2.0], requires_grad=True)
-for step in range(3):
-    (3 * a).sum().backward()
-    print(f"after backward #{step + 1}: a.grad = {a.grad}")
-
-# sphinx_gallery_start_ignore
-assert torch.equal(a.grad, torch.tensor([9.0, 9.0]))
-# sphinx_gallery_end_ignore
-
-# %%
-# So clear gradients between training steps. ``optimizer.zero_grad()`` sets
-# the ``.grad`` of every parameter it holds to ``None`` (the default,
-# ``set_to_none=True``); the next backward then *assigns* a fresh gradient.
-# ``a.grad.zero_()`` or ``zero_grad(set_to_none=False)`` fill with zeros
-# instead.
-optimizer = torch.optim.SGD([a], lr=0.1)
-optimizer.zero_grad()
-print("after zero_grad():", a.grad)
-(3 * a).sum().backward()
-print("after one backward:", a.grad)
-
-# sphinx_gallery_start_ignore
-assert torch.equal(a.grad, torch.tensor([3.0, 3.0]))
-optimizer.zero_grad(set_to_none=False)
-assert torch.equal(a.grad, torch.zeros(2))
-(3 * a).sum().backward()
-assert torch.equal(a.grad.zero_(), torch.zeros(2))
 # sphinx_gallery_end_ignore
 
 # %%
 # Exercises
 # ---------
 #
-# **1. Predict.** For ``s = (v * 3).sum() / 2``, list the class names you
-# meet when you follow ``s.grad_fn`` through the first input of each node.
+# **1. Walk and multiply.** For :math:`z = (2w + 1)^3` at :math:`w = 1`,
+# list the nodes on the path from ``z`` to ``w`` by following the first
+# input of each node, multiply their local derivatives, and compare with what
+# ``backward()`` puts in ``.grad``.
 #
 # **Solution**
 
 # %%
-s = (v * 3).sum() / 2
-node, chain = s.grad_fn, []
-while node is not None:
-    chain.append(type(node).__name__)
-    node = node.next_functions[0][0] if node.next_functions else None
-print(" -> ".join(chain))  # the last operation comes first
+w1 = torch.tensor(1.0, requires_grad=True)
+h = 2 * w1 + 1
+z = h**3
+node, path = z.grad_fn, []
+while node.next_functions:
+    path.append(type(node).__name__)
+    node = node.next_functions[0][0]
+print(" -> ".join(path))
+by_hand = (3 * h.item() ** 2) * 1.0 * 2.0  # 3h^2, then 1, then 2
+z.backward()
+print(f"by hand: {by_hand}   w1.grad = {w1.grad}")
 
 # sphinx_gallery_start_ignore
-assert chain == ["DivBackward0", "SumBackward0", "MulBackward0", "AccumulateGrad"]
+assert path == ["PowBackward0", "AddBackward0", "MulBackward0"]
+assert node.variable is w1
+assert by_hand == w1.grad.item() == 54.0
 # sphinx_gallery_end_ignore
 
 # %%
-# **2. Write.** Get :math:`\partial\,\mathrm{loss}/\partial\,\mathrm{pred}`
-# without ``retain_grad()`` and without touching any ``.grad``. Hint:
+# **2. Write.** For the linear model above, get
+# :math:`\partial\,\mathrm{loss}/\partial\,\mathrm{pred}` without
+# ``retain_grad()`` and without touching any ``.grad``. Hint:
 # ``torch.autograd.grad(outputs, inputs)`` returns gradients with respect to
 # any tensors of the graph, non-leaves included.
 #
@@ -292,4 +307,5 @@ assert torch.allclose(pred_grad, 2 * (pred.detach() - target) / 6)
 # ---------
 # :ref:`sphx_glr_tutorials_04_detach_and_stopping_gradients.py` cuts the
 # graph on purpose. To explore graphs of your own, see
-# :doc:`/how-to/inspect-the-graph`.
+# :doc:`/how-to/inspect-the-graph`; what the node classes are, and when
+# saved tensors are freed, is explained in :doc:`/explanations/mental-model`.
