@@ -5,7 +5,7 @@ Which tensors are leaves, and why does it matter?
 Autograd stores gradients in ``.grad`` for *leaf* tensors, and lets you switch
 ``requires_grad`` on or off only for leaves. After this tutorial you can tell
 a leaf from a non-leaf, predict which tensors hold a ``.grad`` after
-``backward()``, and explain why the weights of every layer are leaves.
+``backward()``, and explain why every parameter of a model is a leaf.
 """
 
 # %%
@@ -126,8 +126,15 @@ assert ":attr:`grad_fn` is None" in torch.Tensor.is_leaf.__doc__
 #
 # Module parameters are leaves
 # ----------------------------
-# The weights and biases of every layer, however deep, are leaves: ``__init__``
-# creates them and the optimizer updates them; no operation computes them.
+# Every parameter a module registers, in ``model.parameters()``, is a leaf,
+# however deep its layer: ``__init__`` creates it and the optimizer updates
+# it; no operation computes it. Usually ``layer.weight`` *is* such a
+# parameter. Under a *parametrization* (``weight_norm``, ``spectral_norm``,
+# or a mask registered with
+# :func:`torch.nn.utils.parametrize.register_parametrization`) it is not:
+# ``layer.weight`` is then computed at every access, so it is not a leaf,
+# while the registered parameters it is computed from (such as
+# ``layer.parametrizations.weight.original``) are.
 # Here is a small MLP for a seeded batch of five 4x4 one-channel images:
 
 
@@ -153,6 +160,28 @@ for name, p in model.named_parameters():
 # sphinx_gallery_start_ignore
 assert model(images).shape == (5, 3)
 assert all(p.is_leaf and p.requires_grad for p in model.parameters())
+from torch.nn.utils import parametrizations, parametrize
+
+from autograd_notes import parametrize_mask
+
+with torch.random.fork_rng():  # leave the page's random numbers unchanged
+    _layers = [
+        parametrize_mask(nn.Linear(4, 3), "weight", torch.rand(3, 4) > 0.5),
+        parametrizations.weight_norm(nn.Linear(4, 3)),
+        parametrizations.spectral_norm(nn.Linear(4, 3)),
+    ]
+for _layer in _layers:
+    assert parametrize.is_parametrized(_layer, "weight")
+    assert not _layer.weight.is_leaf
+    assert _layer.weight.grad_fn is not None
+    assert all(_p.is_leaf for _p in _layer.parameters())
+    assert all(_layer.weight is not _p for _p in _layer.parameters())
+    assert _layer.bias.is_leaf  # only the weight is parametrized
+for _layer in _layers[::2]:
+    _original = _layer.parametrizations.weight.original
+    assert isinstance(_original, nn.Parameter)
+    assert _original.is_leaf
+    assert any(_p is _original for _p in _layer.parameters())
 # sphinx_gallery_end_ignore
 
 # %%

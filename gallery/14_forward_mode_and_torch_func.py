@@ -185,9 +185,15 @@ assert torch.allclose(jacfwd(jacrev(f))(x), torch.autograd.functional.hessian(f,
 # %%
 # Per-sample gradients
 # --------------------
-# A batch's ``loss.backward()`` gives the gradient of the *mean* loss;
-# per-sample gradients (for differential privacy or data attribution) need
-# one gradient per example. With tensors that means one backward per sample.
+# A batch's ``loss.backward()`` gives one gradient for the whole batch: that
+# of the *mean* of the per-sample losses with the default
+# ``reduction="mean"``, of their *sum* with ``reduction="sum"``. Per-sample
+# gradients (for differential privacy or data attribution) need one gradient
+# per example. With tensors, a loop of one backward per sample gives them,
+# and so does one ``torch.autograd.grad`` call with
+# ``is_grads_batched=True``: given the unreduced losses and one row of the
+# identity per sample as ``grad_outputs``, it runs the backward for all rows
+# at once with ``vmap`` (:doc:`/how-to/per-loss-gradients` uses it).
 # With ``torch.func`` you write the loss of *one* sample as a function of the
 # parameters, take ``grad`` of it, and ``vmap`` it over the batch.
 # ``functional_call(model, params, args)`` runs a module with the parameters
@@ -222,6 +228,28 @@ print("vmap(grad) matches the loop:", agree)
 
 # sphinx_gallery_start_ignore
 assert agree
+_grads = {}
+for _reduction in ["mean", "sum"]:
+    model.zero_grad()
+    _loss = nn.functional.mse_loss(model(inputs), targets, reduction=_reduction)
+    _loss.backward()
+    _grads[_reduction] = [p.grad.clone() for p in model.parameters()]
+for _mean, _sum in zip(*_grads.values(), strict=True):
+    assert torch.allclose(_sum, len(inputs) * _mean, atol=1e-5)
+assert all(
+    torch.allclose(torch.stack(loop[n]).mean(0), _g, atol=1e-6)
+    for n, _g in zip(params, _grads["mean"], strict=True)
+)
+_losses = nn.functional.mse_loss(model(inputs), targets, reduction="none")[:, 0]
+_batched = torch.autograd.grad(
+    _losses,
+    list(model.parameters()),
+    grad_outputs=torch.eye(len(inputs)),
+    is_grads_batched=True,
+)
+for n, _g in zip(params, _batched, strict=True):
+    assert torch.allclose(_g, torch.stack(loop[n]), atol=1e-6)
+model.zero_grad()
 # sphinx_gallery_end_ignore
 
 # %%
