@@ -4,8 +4,10 @@ How do you stop gradients: ``detach``, ``no_grad`` or ``inference_mode``?
 
 Sometimes a value should act as a constant: a fixed target, an old
 network's output, a weight you do not train. After this tutorial you can
-predict when a result requires grad, and choose between ``detach()``,
-``torch.no_grad()`` and ``torch.inference_mode()`` by the tensors each one gives you.
+predict when a result requires grad, choose between ``detach()``,
+``torch.no_grad()`` and ``torch.inference_mode()`` by the tensors each one
+gives you, and tell them apart from ``model.eval()`` and
+``requires_grad_(False)``.
 """
 
 # %%
@@ -26,9 +28,9 @@ c.backward()
 print(f"c.requires_grad={c.requires_grad}, a.grad={a.grad}, b.grad={b.grad}")
 
 # sphinx_gallery_start_ignore
-assert (c.requires_grad, c.is_leaf, a.grad) == (True, False, None)
-assert torch.equal(b.grad, torch.ones(1))
+assert (c.requires_grad, c.is_leaf, a.grad, b.grad.item()) == (True, False, None, 1)
 assert not (a + a).requires_grad
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import redirect_stdout
 from io import StringIO  # hidden checks below print into it, not on the page
 
@@ -96,15 +98,13 @@ with expect_error(RuntimeError, "modified by an inplace operation"):
 
 # sphinx_gallery_start_ignore
 assert (y_const.is_leaf, y_const.requires_grad, y_const.grad_fn) == (True, False, None)
-assert y_const is not y
-assert y_const.data_ptr() == y.data_ptr()
+assert (y_const is y, y_const.data_ptr()) == (False, y.data_ptr())
 assert y._version == y_const._version == 1
 _x = torch.tensor([0.0, 1.0], requires_grad=True)
 _y = _x.exp()
 _y.data.mul_(2)
 _y.sum().backward()
-assert _y._version == 0
-assert torch.allclose(_x.grad, 2 * _x.detach().exp())  # wrong, and no error
+assert (_y._version, torch.allclose(_x.grad, 2 * _x.detach().exp())) == (0, True)
 assert _y.detach().clone().data_ptr() != _y.data_ptr()
 # sphinx_gallery_end_ignore
 
@@ -122,8 +122,7 @@ assert _y.detach().clone().data_ptr() != _y.data_ptr()
 # part of the graph of ``u`` at all:
 x = torch.tensor(2.0, requires_grad=True)
 w = torch.tensor(3.0, requires_grad=True)
-y = x * x
-z = w * w
+y, z = x * x, w * w
 u = y.detach() * z
 u.backward()
 print(f"x.grad={x.grad}, w.grad={w.grad}")
@@ -153,8 +152,7 @@ with expect_error(AttributeError, "'NoneType' object has no attribute"):
 # while ``x`` keeps :math:`2xz = 36` from the first call. (``retain_graph``
 # keeps ``z``'s graph for the second call:
 # :ref:`sphx_glr_tutorials_07_several_losses.py`.)
-y = x * x
-z = w * w
+y, z = x * x, w * w
 w.grad = None  # start from scratch, as in the first run
 (y * z).backward(retain_graph=True)
 (y.detach() * z).backward()
@@ -165,47 +163,38 @@ assert (x.grad.item(), w.grad.item()) == (36.0, 48.0)
 # sphinx_gallery_end_ignore
 
 # %%
-# Assignment is not an operation
-# ------------------------------
-# ``e = d`` binds a second name to the *same* tensor; it adds nothing to the
-# graph. ``e = e.detach()`` rebinds the name ``e`` to a new leaf and leaves
-# ``d`` untouched. Make that leaf require grad and use it: for :math:`h = 2e`,
-# ``e.grad`` is :math:`dh/de = 2`, and nothing reaches ``p``:
-p = torch.tensor([1.0], requires_grad=True)
-d = p + 1
-e = d
-print("e is d:", e is d)
-e = e.detach().requires_grad_(True)  # a new leaf; d is unchanged
-(e * 2).backward()  # h = 2e
-print(f"e is d: {e is d}, e.grad={e.grad}, p.grad={p.grad}")
-
-# sphinx_gallery_start_ignore
-assert (e.is_leaf, d.is_leaf, p.grad) == (True, False, None)
-assert torch.equal(e.grad, torch.tensor([2.0]))
-# sphinx_gallery_end_ignore
-
-# %%
 # ``torch.no_grad()``: stop recording for a block
 # -----------------------------------------------
 # ``detach()`` cuts one tensor. ``torch.no_grad()`` stops recording for a
-# whole block, such as an evaluation or a manual weight update: no nodes are
-# added, so ordinary results do not require grad. Three kinds still report
-# ``requires_grad=True``: a tensor created with ``requires_grad=True``; the
-# result of an in-place operation, which *is* its input (exercise 2 uses
-# this); and a view of a tensor that requires grad.
+# whole block, such as an evaluation or a manual weight update: no node is
+# added, so what the block computes does not require grad. Three kinds of
+# tensor still report ``requires_grad=True``: one created with
+# ``requires_grad=True``; a view of a tensor that requires grad; and what a
+# call returns when it returns its input object itself, which requires grad
+# already. In-place operations do (exercise 2 uses this), and so do
+# conversions with nothing to do: ``.to()`` the same dtype and device,
+# ``.float()`` of a float32 tensor, ``.contiguous()`` of a contiguous one,
+# ``.type_as()`` a tensor of the same type. A conversion that copies, like
+# ``.double()``, gives a new tensor that does not require grad.
 weight = torch.ones(4, requires_grad=True)
 with torch.no_grad():
-    made = {"weight * 2": weight * 2}
+    made = {"weight * 2": weight * 2, "weight.double()": weight.double()}
     made["torch.ones(2, requires_grad=True)"] = torch.ones(2, requires_grad=True)
     made["weight.mul_(1)"] = weight.mul_(1)
+    made["weight.float()"] = weight.float()
     made["weight[:2]"] = weight[:2]
 for expr, t in made.items():
-    print(f"{expr:34} requires_grad={t.requires_grad!s:5} is_leaf={t.is_leaf}")
+    print(f"{expr:34} requires_grad={t.requires_grad!s:5} is weight: {t is weight}")
 
 # sphinx_gallery_start_ignore
-assert [t.requires_grad for t in made.values()] == [False, True, True, True]
-assert made["weight.mul_(1)"] is weight
-assert (made["weight * 2"].grad_fn, made["weight[:2]"].grad_fn) == (None, None)
+assert [t.requires_grad for t in made.values()] == [0, 0, 1, 1, 1, 1]
+assert [t is weight for t in made.values()] == [0, 0, 0, 1, 1, 0]
+with torch.no_grad():
+    _same = [weight.to(torch.float32), weight.to("cpu"), weight.contiguous()]
+    _same += [weight.float(), weight.type_as(torch.zeros(1))]
+    assert not weight[::2].contiguous().requires_grad  # a copy: not contiguous
+assert all(r is weight and r.requires_grad and r.is_leaf for r in _same)
+assert (made["weight[:2]"]._base is weight, made["weight * 2"].grad_fn) == (True, None)
 (made["weight[:2]"] * 3).sum().backward()
 assert weight.grad is None
 # sphinx_gallery_end_ignore
@@ -216,43 +205,154 @@ assert weight.grad is None
 # ``None`` (:ref:`sphx_glr_tutorials_05_in_place_and_views.py` shows this
 # in detail). Take views where you use them.
 #
-# ``torch.inference_mode()``: less bookkeeping, one restriction
-# -------------------------------------------------------------
+# ``torch.inference_mode()``: less bookkeeping, three restrictions
+# ----------------------------------------------------------------
 # ``inference_mode`` also skips bookkeeping such as the version counter. Its
-# results are *inference tensors*: they can take part in a later backward as
-# long as no node has to *save* them. Addition saves nothing; multiplication
-# saves its inputs.
+# results are *inference tensors*. Outside the block they can be read, even
+# by recorded operations, as long as no node has to *save* them: addition
+# saves nothing, multiplication saves its inputs. Three things raise there,
+# right away rather than at ``backward()``: an operation that would save
+# one, an in-place update (even under ``no_grad``) and ``requires_grad_()``.
+# The in-place update raises only *after* writing, so do not catch the error
+# and go on. As the messages say, a ``clone()`` made outside is a normal one.
 with torch.inference_mode():
     frozen = torch.ones(4) * 2
-print("is_inference:", torch.is_inference(frozen))
 (frozen + weight).sum().backward()
-print("after frozen + weight:", weight.grad)
+print(f"is_inference={torch.is_inference(frozen)}, weight.grad={weight.grad}")
 with expect_error(RuntimeError, "Inference tensors cannot be saved for backward"):
-    (frozen * weight).sum().backward()
+    frozen * weight
+with expect_error(RuntimeError, "Inplace update to inference tensor outside"):
+    frozen.add_(1)
+print("frozen after the failed add_:", frozen)
+with expect_error(RuntimeError, "requires_grad=True on inference tensor outside"):
+    frozen.requires_grad_()
+weight.grad = None
+(frozen.clone() * weight).sum().backward()
+print("after frozen.clone() * weight:", weight.grad)
 
 # sphinx_gallery_start_ignore
-assert torch.equal(weight.grad, torch.ones(4))
+assert weight.grad.tolist() == frozen.tolist() == [3.0] * 4
 _add, _mul = (torch.ones(4) + weight).grad_fn, (torch.ones(4) * weight).grad_fn
 assert not any(isinstance(getattr(_add, n), torch.Tensor) for n in dir(_add))
 assert isinstance(_mul._saved_self, torch.Tensor)
+assert not any(torch.is_inference(t) for t in (2 * frozen, frozen.clone()))
 with redirect_stdout(StringIO()), expect_error(RuntimeError, "track version count"):
     frozen._version
+with redirect_stdout(StringIO()), torch.no_grad(), expect_error(RuntimeError, "Inpl"):
+    frozen.mul_(1)
+with torch.inference_mode():
+    frozen.mul_(1)  # inside the block, in-place updates are fine
 # sphinx_gallery_end_ignore
 
 # %%
-# As the message says, a ``clone()`` made outside inference mode is a normal
-# tensor again. Use ``inference_mode`` for pure inference whose results never
-# meet autograd again, and ``no_grad`` otherwise.
-weight.grad = None
-(frozen.clone() * weight).sum().backward()
-print(weight.grad)
+# Switching recording on and off
+# ------------------------------
+# ``torch.set_grad_enabled(mode)`` is ``no_grad`` with a switch: one loop or
+# function serves training (``True``) and evaluation (``False``).
+# ``torch.enable_grad()`` turns recording back on inside a ``no_grad``
+# block, but not inside ``inference_mode``: results there stay unrecorded
+# inference tensors, even though ``torch.is_grad_enabled()`` says ``True``;
+# only ``torch.inference_mode(False)`` switches it off. All of these work as
+# decorators, and all are thread-local: a thread started inside a
+# ``no_grad`` block records as usual.
+made = {}
+for is_train in (True, False):
+    with torch.set_grad_enabled(is_train):
+        made[f"set_grad_enabled({is_train})"] = weight * 2
+with torch.no_grad(), torch.enable_grad():
+    made["enable_grad in no_grad"] = weight * 2
+with torch.inference_mode():
+    with torch.enable_grad():
+        made["enable_grad in inference_mode"] = weight * 2
+    with torch.inference_mode(False):
+        made["inference_mode(False) in it"] = weight * 2
+for expr, t in made.items():
+    inference = torch.is_inference(t)
+    print(f"{expr:29} requires_grad={t.requires_grad!s:5} is_inference={inference}")
 
 # sphinx_gallery_start_ignore
-assert torch.equal(weight.grad, torch.full((4,), 2.0))
-assert not torch.is_inference(frozen.clone())
+_flags = [(t.requires_grad, torch.is_inference(t)) for t in made.values()]
+assert _flags == [(1, 0), (0, 0), (1, 0), (0, 1), (1, 0)]
+with torch.inference_mode(), torch.enable_grad():
+    assert torch.is_grad_enabled()
+    with torch.set_grad_enabled(True):  # does not leave inference mode either
+        assert not (weight * 2).requires_grad
+assert not torch.no_grad()(torch.mul)(weight, 2).requires_grad  # as decorators
+assert not torch.set_grad_enabled(False)(torch.mul)(weight, 2).requires_grad
+assert torch.is_inference(torch.inference_mode()(torch.mul)(weight, 2))
+assert torch.no_grad()(torch.enable_grad()(torch.mul))(weight, 2).requires_grad
+with torch.no_grad(), ThreadPoolExecutor(1) as _pool:
+    assert _pool.submit(lambda: (weight * 2).requires_grad).result()
 # sphinx_gallery_end_ignore
 
 # %%
+# ``model.eval()``, ``no_grad`` and ``requires_grad_(False)``
+# ------------------------------------------------------------
+# These three are often confused. ``model.eval()`` changes what layers
+# *compute*: dropout stops dropping, and batch norm normalizes with its
+# running statistics instead of the batch's, and stops updating them; the
+# graph is recorded as before and parameters still require grad. ``no_grad``
+# changes only what is *recorded*. ``requires_grad_(False)`` on parameters
+# (here the first layer's) only keeps ``.grad`` off them. A tiny model, run
+# twice on one batch in each setting (dropout is on if the outputs differ):
+from torch import nn
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(3, 8), nn.BatchNorm1d(8), nn.Dropout(), nn.Linear(8, 1))
+batch = torch.randn(16, 3)
+
+
+def probe(train, mode=torch.enable_grad, freeze_first=False):
+    model.train(train).zero_grad()
+    model[0].requires_grad_(not freeze_first)
+    mean = model[1].running_mean.clone()
+    with mode():
+        out, again = model(batch), model(batch)
+    if out.requires_grad:
+        out.sum().backward()
+    grads = sum(p.grad is not None for p in model.parameters())
+    dropout = not torch.equal(out, again)
+    moved = not torch.equal(mean, model[1].running_mean)
+    return out.grad_fn is not None, f"{grads}/6", dropout, moved
+
+
+rows = {
+    "train mode": probe(True),
+    "model.eval()": probe(False),
+    "torch.no_grad()": probe(True, torch.no_grad),
+    "requires_grad_(False)": probe(True, freeze_first=True),
+    "eval() + inference_mode()": probe(False, torch.inference_mode),
+}
+print(f"{'':25} graph  .grad  dropout  BN stats updated")
+for name, (graph, grads, dropout, moved) in rows.items():
+    print(f"{name:25} {graph!s:6} {grads:6} {dropout!s:8} {moved}")
+
+# sphinx_gallery_start_ignore
+_cols = list(zip(*rows.values(), strict=True))
+assert _cols[0] == (True, True, False, True, False)  # graph
+assert _cols[1] == ("6/6", "6/6", "0/6", "4/6", "0/6")  # parameters with .grad
+assert _cols[2] == _cols[3] == (True, False, True, True, False)  # dropout, BN
+assert all(p.requires_grad for p in model.eval().parameters())
+_bn, _h = model[1], model[0](batch).detach()
+_running = (_h - _bn.running_mean) / (_bn.running_var + _bn.eps).sqrt()
+_batch = (_h - _h.mean(0)) / (_h.var(0, correction=0) + _bn.eps).sqrt()
+with torch.no_grad():
+    assert torch.allclose(_bn(_h), _running * _bn.weight + _bn.bias)
+    assert torch.allclose(_bn.train()(_h), _batch * _bn.weight + _bn.bias, atol=1e-5)
+model.eval().requires_grad_(False)  # all frozen: an input that requires grad
+_sample = batch[:1].clone().requires_grad_(True)
+model(_sample).sum().backward()  # is still recorded, and gets a gradient
+assert (_sample.grad.shape, {p.grad for p in model.parameters()}) == ((1, 3), {None})
+# sphinx_gallery_end_ignore
+
+# %%
+# So evaluating under ``no_grad`` alone is a common mistake: dropout still
+# drops, and every validation batch shifts batch norm's running statistics.
+# The inference recipe is ``model.eval()`` *and* ``torch.inference_mode()``
+# (``no_grad`` if the results will meet autograd again), then
+# ``model.train()`` before training again. Freezing every parameter does not
+# stop recording either: an input that requires grad still gets its gradient.
+#
 # Exercises
 # ---------
 #
@@ -286,8 +386,7 @@ print(w, w.is_leaf)
 # w = w - 0.1 * w.grad would be recorded, making w a non-leaf with a grad_fn
 
 # sphinx_gallery_start_ignore
-assert (w.is_leaf, w.requires_grad) == (True, True)
-assert torch.isclose(w, torch.tensor(2.4))
+assert (w.is_leaf, w.requires_grad, torch.isclose(w, torch.tensor(2.4))) == (1, 1, 1)
 assert not (w - 0.1 * w.grad).is_leaf
 # sphinx_gallery_end_ignore
 
@@ -296,3 +395,5 @@ assert not (w - 0.1 * w.grad).is_leaf
 # ---------
 # :ref:`sphx_glr_tutorials_05_in_place_and_views.py` looks at in-place
 # operations and views, where the version counter met here does its work.
+# :doc:`/explanations/misconceptions` takes apart common wrong ideas about
+# ``detach``, ``no_grad`` and assignment.
