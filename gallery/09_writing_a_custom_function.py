@@ -2,50 +2,159 @@
 How do I write my own autograd Function?
 ========================================
 
-When the gradient autograd computes is not the one you want, you can write the
-backward pass yourself as a :class:`torch.autograd.Function`. After this
-tutorial you can write one with ``forward``, ``setup_context`` and
-``backward``, save what ``backward`` needs, and return exactly one gradient per
-input, in the right order.
+When autograd's gradient is not the one you want, write the backward pass
+yourself as a :class:`torch.autograd.Function`. After this tutorial you can
+write one, return exactly one gradient per input in the right order, and
+wrap it in an ``nn.Module`` that owns its parameters.
 """
 
 # %%
-# The example: a weight that learns only inside a mask
-# -----------------------------------------------------
-# A linear layer ``y = x @ W.T + b`` with a bool mask ``M`` of ``W``'s shape,
-# in two modes. ``"freeze"`` uses the whole ``W`` in the forward pass but
-# zeroes the weight gradient outside ``M``: deliberately *not* the
-# derivative. ``"prune"`` uses ``W * M``, whose true derivative is zero
-# outside ``M``. :ref:`sphx_glr_tutorials_08_training_part_of_a_weight.py`
-# gets both without a custom Function; here we write one.
+# A first Function: one input
+# ---------------------------
+# :math:`e^x` is its own derivative, so its ``backward`` can reuse the
+# *output*. A Function is a class with three static methods:
+#
+# * ``forward`` gets the arguments as they are passed and returns the
+#   output. It runs without recording: the Function is *one* graph node.
+# * ``setup_context(ctx, inputs, output)`` stores what ``backward`` needs:
+#   tensors with ``ctx.save_for_backward``, other values on ``ctx``.
+# * ``backward(ctx, grad_output)`` gets the gradient with respect to the
+#   output and returns the one with respect to the input.
+import math
+
 import torch
 import torch.nn.functional as F
+from torch import nn
 
-from autograd_notes import MaskedLinearFunction, expect_error, format_graph
+from autograd_notes import MaskedLinear, MaskedLinearFunction, expect_error
 
-_ = torch.manual_seed(0)
-mask = torch.tensor([[1, 0, 1, 1], [0, 1, 1, 0], [1, 1, 0, 1]], dtype=torch.bool)
-x = torch.randn(5, 4, requires_grad=True)
-w = torch.randn(3, 4, requires_grad=True)
-b = torch.randn(3, requires_grad=True)
+
+class Exp(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return torch.exp(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (result,) = ctx.saved_tensors
+        return grad_output * result
+
 
 # %%
-# ``forward``, ``setup_context``, ``backward``
-# --------------------------------------------
-# ``forward`` gets the arguments exactly as passed to ``apply`` (tensors and
-# plain values alike) and returns the output; it runs without recording, so
-# the Function becomes *one* node of the graph. ``setup_context`` stores
-# what ``backward`` needs: tensors through ``ctx.save_for_backward`` (so
-# autograd catches an in-place change to them), plain values on ``ctx``.
+# You call a Function with ``apply``, never ``forward``. The output's
+# ``grad_fn`` is named after the class, ``ExpBackward``, and the gradient is
+# the formula :math:`e^x`, which autograd also computes for ``torch.exp``:
+x = torch.tensor([0.0, 1.0, 2.0], requires_grad=True)
+y = Exp.apply(x)
+print(y)
+y.sum().backward()
+print("ours:", x.grad, "| e^x:", torch.exp(x.detach()))
+
+# sphinx_gallery_start_ignore
+from contextlib import redirect_stdout
+
+assert y.grad_fn.name() == "ExpBackward"
+assert torch.equal(x.grad, torch.exp(x.detach()))
+assert torch.equal(x.grad, torch.autograd.grad(torch.exp(x).sum(), x)[0])
+
+
+class _Old(torch.autograd.Function):
+    forward = staticmethod(lambda ctx, t: (ctx.save_for_backward(t), t * t)[1])
+    backward = staticmethod(lambda ctx, g: 2 * ctx.saved_tensors[0] * g)
+
+
+_Old.apply(_t := torch.tensor([3.0], requires_grad=True)).backward()
+assert _t.grad.item() == 6.0  # still works... but not under torch.func:
+with redirect_stdout(None), expect_error(RuntimeError, "override the setup_context"):
+    torch.func.grad(lambda t: _Old.apply(t).sum())(_t.detach())
+# sphinx_gallery_end_ignore
+
+# %%
+# Older code writes ``forward(ctx, x)`` and saves inside it, with no
+# ``setup_context``. That still works, but the :mod:`torch.func` transforms
+# (:ref:`sphx_glr_tutorials_14_forward_mode_and_torch_func.py`) need the
+# split form.
 #
-# ``backward`` returns one gradient per argument of ``forward``, in order:
-# five here, ``None`` for the mask and the mode, which have no gradient.
-# ``ctx.needs_input_grad`` holds one bool per argument, by the same
-# positions, so ``backward`` computes only what is needed. (Older code
-# writes ``forward(ctx, input, ...)`` and saves inside it, with no
-# ``setup_context``: still valid, but ``torch.func`` transforms need the
-# split form.) A Function holds no state; the ``nn.Module`` that calls it
-# owns the parameters and passes them to ``apply``.
+# Two inputs: one gradient each, in order
+# ---------------------------------------
+# A linear layer without bias, ``x @ w.T``, has two inputs, so ``backward``
+# returns two gradients, in the order of ``forward``'s arguments.
+# ``ctx.needs_input_grad`` holds one bool per argument, in the same order, so
+# ``backward`` skips a gradient nobody needs (usually the data's).
+
+
+class Linear(torch.autograd.Function):
+    @staticmethod
+    def forward(x, w):
+        return x @ w.T
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, w = inputs
+        ctx.save_for_backward(x, w)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, w = ctx.saved_tensors
+        grad_x = grad_w = None
+        if ctx.needs_input_grad[0]:
+            grad_x = grad_output @ w
+        if ctx.needs_input_grad[1]:
+            grad_w = grad_output.T @ x
+        return grad_x, grad_w
+
+
+# %%
+# **Common mistake: gradients in the wrong order.** Autograd matches the
+# values ``backward`` returns to the inputs *by position*. Return the
+# weight's gradient first: with a batch of 5 the input is ``(5, 4)`` and the
+# weight ``(3, 4)``, so autograd refuses. With a batch of 3 both are
+# ``(3, 4)``: the weight silently gets the input's gradient. The fix is
+# ``forward``'s order, as in ``Linear`` (whose gradients are ``F.linear``'s).
+
+
+class SwappedLinear(Linear):
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_x, grad_w = Linear.backward(ctx, grad_output)
+        return grad_w, grad_x  # WRONG order
+
+
+_ = torch.manual_seed(0)
+w = torch.randn(3, 4, requires_grad=True)
+x5 = torch.randn(5, 4, requires_grad=True)
+with expect_error(RuntimeError, "invalid gradient at index 0"):
+    SwappedLinear.apply(x5, w).sum().backward()
+
+x3 = torch.randn(3, 4, requires_grad=True)
+for function in (SwappedLinear, Linear):
+    w.grad = None
+    function.apply(x3, w).sum().backward()
+    print(f"{function.__name__:>13}: w.grad[0] = {w.grad[0]}")
+
+# sphinx_gallery_start_ignore
+SwappedLinear.apply(x3, _w := w.detach().requires_grad_()).sum().backward()
+assert torch.equal(_w.grad, torch.ones(3, 3) @ w.detach())  # the input's gradient
+_l = [t.detach().requires_grad_() for t in (x3, w)]
+Linear.apply(*_l).sum().backward()
+_grads = torch.autograd.grad(F.linear(*_l).sum(), _l)
+assert all(torch.allclose(t.grad, g) for t, g in zip(_l, _grads, strict=True))
+# sphinx_gallery_end_ignore
+
+# %%
+# The masked linear Function
+# --------------------------
+# :ref:`sphx_glr_tutorials_08_training_part_of_a_weight.py` trains a weight
+# only inside a bool mask ``M``. ``"freeze"`` mode uses all of ``W`` but
+# zeroes its gradient outside ``M`` (deliberately *not* the derivative);
+# ``"prune"`` uses ``W * M``, whose true derivative is zero there. As a
+# Function, that is ``Linear`` plus a bias, the mask and the mode. The mask
+# and the mode get no gradient but keep their slots: ``backward`` returns
+# five values, ``None`` for those two (and for a bias of ``None``).
 
 
 def effective_weight(weight, mask, mode):
@@ -68,235 +177,178 @@ class MyMaskedLinear(torch.autograd.Function):
         input, weight, mask = ctx.saved_tensors
         needs_input, needs_weight, _, needs_bias, _ = ctx.needs_input_grad
         grad_input = grad_weight = grad_bias = None
-        # Fold any batch dimensions into one: (*, out) -> (N, out).
-        grad_2d = grad_output.reshape(-1, grad_output.shape[-1])
         if needs_input:
             grad_input = grad_output @ effective_weight(weight, mask, ctx.mode)
         if needs_weight:
-            grad_weight = (grad_2d.T @ input.reshape(-1, input.shape[-1])) * mask
-        if needs_bias:  # False for a layer without bias
-            grad_bias = grad_2d.sum(0)
+            grad_weight = (grad_output.T @ input) * mask
+        if needs_bias:
+            grad_bias = grad_output.sum(0)
         return grad_input, grad_weight, None, grad_bias, None
 
 
 # %%
-# You call a Function with ``apply``, never ``forward``. The output's
-# ``grad_fn`` is one node named after the class, with edges to the inputs
-# that need a gradient: the mask and the mode are not in the graph. The
-# weight gradient is plain autograd's times the mask (a ``-0.`` is a zero
-# too: a negative number times ``False``).
+# ``y.grad_fn.needs_input_grad`` shows that only the weight and the bias
+# need a gradient here, and the weight gradient is zero outside the mask
+# (``-0.`` is a zero too: a negative number times ``False``). This
+# ``backward`` expects inputs of shape ``(batch, in)``;
+# :ref:`sphx_glr_tutorials_10_testing_a_custom_function.py` tests others.
+mask = torch.tensor([[1, 0, 1, 1], [0, 1, 1, 0], [1, 1, 0, 1]], dtype=torch.bool)
+x = torch.randn(5, 4)  # data: needs no gradient
+b = torch.randn(3, requires_grad=True)
 y = MyMaskedLinear.apply(x, w, mask, b, "freeze")
-print(format_graph(y, names={"x": x, "w": w, "b": b, "y": y}))
+print(y.grad_fn.needs_input_grad)
+w.grad = None
 y.sum().backward()
 print(w.grad)
 
 # sphinx_gallery_start_ignore
-assert y.grad_fn.name() == "MyMaskedLinearBackward"
-_acc = "torch::autograd::AccumulateGrad"
-_next = [f and f.name() for f, _ in y.grad_fn.next_functions]
-assert _next == [_acc, _acc, None, _acc]  # one edge per tensor input
-_y3 = MyMaskedLinear.apply(torch.randn(2, 5, 4), w, mask, b, "prune")
-assert _y3.shape == (2, 5, 3)  # any batch dimensions
-_w_ref = w.detach().clone().requires_grad_()
-F.linear(x.detach(), _w_ref, b.detach()).sum().backward()
-assert torch.equal(w.grad, _w_ref.grad * mask)
+assert y.grad_fn.needs_input_grad == (False, True, False, True, False)
+assert torch.equal(w.grad, torch.ones(3, 5) @ x * mask)  # autograd's, masked
 assert torch.signbit(w.grad[~mask]).any()  # the printed -0.
-
-
-class _OldStyle(torch.autograd.Function):  # forward(ctx, ...) still works
-    @staticmethod
-    def forward(ctx, t):
-        ctx.save_for_backward(t)
-        return t * t
-
-    @staticmethod
-    def backward(ctx, grad):
-        (t,) = ctx.saved_tensors
-        return 2 * t * grad
-
-
-_t = torch.tensor([3.0], requires_grad=True)
-_OldStyle.apply(_t).backward()
-assert _t.grad.item() == 6.0
-_message = ""
-try:  # ... but not under torch.func
-    torch.func.grad(lambda t: _OldStyle.apply(t).sum())(_t.detach())
-except RuntimeError as _error:
-    _message = str(_error)
-assert "setup_context" in _message
+for _mode in ("freeze", "prune"):
+    _a, _b = ([t.detach().requires_grad_() for t in (x5, w, b)] for _ in "ab")
+    MyMaskedLinear.apply(_a[0], _a[1], mask, _a[2], _mode).sum().backward()
+    MaskedLinearFunction.apply(_b[0], _b[1], mask, _b[2], _mode).sum().backward()
+    assert all(torch.allclose(p.grad, q.grad) for p, q in zip(_a, _b, strict=True))
 # sphinx_gallery_end_ignore
 
 # %%
-# Common mistake: returning the gradients in the wrong order
-# ----------------------------------------------------------
-# Autograd matches the values ``backward`` returns to the inputs *by
-# position*. Swap the first two: with a batch of 5 the input is ``(5, 4)``
-# and the weight ``(3, 4)``, so autograd refuses; with a batch of 3 both are
-# ``(3, 4)``, and the numbers are wrong without a warning. The fix is
-# ``forward``'s order, as in ``MyMaskedLinear``: ``grad_input, grad_weight,
-# None, grad_bias, None``.
+# A module around the Function
+# ----------------------------
+# A Function holds no state: whoever calls ``apply`` passes the weight in.
+# In a model that is an ``nn.Module``, which owns the parameters and calls
+# the Function in ``forward``. Written from scratch, like ``nn.Linear``:
+#
+# * ``nn.Parameter`` makes a tensor a parameter: ``parameters()`` lists it
+#   (for the optimizer), ``state_dict()`` saves it.
+# * ``reset_parameters`` initialises like ``nn.Linear``:
+#   ``kaiming_uniform_(a=math.sqrt(5))`` draws the weight uniformly from
+#   :math:`[-1/\sqrt{\text{in}}, 1/\sqrt{\text{in}}]`; the bias, same range.
+# * Without a bias, ``register_parameter("bias", None)`` sets ``self.bias``
+#   to ``None``, passed on as is; ``parameters()`` and ``state_dict()``
+#   skip it.
+# * The mask, a copy of the caller's, is a *buffer* (``register_buffer``):
+#   saved, and moved by ``.to(device)``, but no optimizer sees it.
+# * ``extra_repr`` is what ``print`` shows inside the parentheses.
 
 
-class SwappedOrder(MyMaskedLinear):
-    @staticmethod
-    def backward(ctx, grad_output):
-        grad_in, grad_w, _, grad_b, _ = MyMaskedLinear.backward(ctx, grad_output)
-        return grad_w, grad_in, None, grad_b, None  # WRONG order
+class MaskedLayer(nn.Module):
+    def __init__(self, in_features, out_features, mask, bias=True, mode="freeze"):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.mode = mode
+        self.weight = nn.Parameter(torch.empty(out_features, in_features))
+        if bias:
+            self.bias = nn.Parameter(torch.empty(out_features))
+        else:
+            self.register_parameter("bias", None)
+        self.register_buffer("mask", mask.clone())
+        self.reset_parameters()
 
+    def reset_parameters(self):
+        nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features)
+            nn.init.uniform_(self.bias, -bound, bound)
 
-with expect_error(RuntimeError, "invalid gradient at index 0"):
-    SwappedOrder.apply(x, w, mask, b, "freeze").sum().backward()
+    def forward(self, input):
+        return MyMaskedLinear.apply(input, self.weight, self.mask, self.bias, self.mode)
 
-x3 = torch.randn(3, 4, requires_grad=True)
-SwappedOrder.apply(x3, w, mask, b, "prune").sum().backward()
-swapped_grad, x3.grad = x3.grad, None
-MyMaskedLinear.apply(x3, w, mask, b, "prune").sum().backward()
-print("swapped: x.grad[0] =", swapped_grad[0])
-print("correct: x.grad[0] =", x3.grad[0])
+    def extra_repr(self):
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}, mode={self.mode!r}"
+        )
 
-# sphinx_gallery_start_ignore
-_x3 = x3.detach().clone().requires_grad_()
-F.linear(_x3, w.detach() * mask, b.detach()).sum().backward()
-assert torch.allclose(x3.grad, _x3.grad)
-assert not torch.allclose(swapped_grad, _x3.grad)
-# sphinx_gallery_end_ignore
 
 # %%
-# What autograd checks, and what it does not
-# ------------------------------------------
-# * **The number** of gradients: too few is an error, and so is a value
-#   other than ``None`` for a non-tensor (the mode, a bias passed as
-#   ``None``). A gradient for a tensor that needs none (the mask) is dropped.
-# * **The shape**, loosely: another shape is an error *unless* the input
-#   broadcasts to it; then autograd silently sums it down. A bias gradient of
-#   shape ``(5, 3)`` is summed over the batch (below); ``(3, 1)`` is an error.
-# * **The dtype**: not at all. A ``float64`` (even an integer) gradient for a
-#   ``float32`` input is silently cast to ``float32``.
-# * **The values**: never (see the next tutorial,
-#   :ref:`sphx_glr_tutorials_10_testing_a_custom_function.py`).
+# Train it inside a model
+# -----------------------
+# The layer goes into an ``nn.Sequential`` like any module. First check the
+# gradients: in prune mode the layer computes ``F.linear(x, W * M, b)``,
+# which plain autograd differentiates: both must give every parameter the
+# same gradient. Then train with plain SGD: the weight entries outside the
+# mask get a zero gradient, so they never move (other optimizers can move
+# them: :ref:`sphx_glr_tutorials_08_training_part_of_a_weight.py`).
+_ = torch.manual_seed(0)
+model = nn.Sequential(MaskedLayer(4, 3, mask, mode="prune"), nn.Tanh(), nn.Linear(3, 1))
+print(model)
+masked = model[0]
+inputs, targets = torch.randn(32, 4), torch.randn(32, 1)
+params = list(model.parameters())
+ours = torch.autograd.grad(F.mse_loss(model(inputs), targets), params)
+hidden = torch.tanh(F.linear(inputs, masked.weight * masked.mask, masked.bias))
+ref = torch.autograd.grad(F.mse_loss(model[2](hidden), targets), params)
+print("same:", [torch.allclose(p, q) for p, q in zip(ours, ref, strict=True)])
 
-
-class UnsummedBias(MyMaskedLinear):
-    @staticmethod
-    def backward(ctx, grad_output):
-        grad_in, grad_w, _, _, _ = MyMaskedLinear.backward(ctx, grad_output)
-        return grad_in, grad_w, None, grad_output, None  # (5, 3), not (3,)
-
-
-b.grad = None
-UnsummedBias.apply(x, w, mask, b, "freeze").sum().backward()
-print("b.grad:", b.grad)
-
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+start = masked.weight.detach().clone()
+for step in range(20):
+    optimizer.zero_grad()
+    loss = F.mse_loss(model(inputs), targets)
+    loss.backward()
+    optimizer.step()
+    if step % 5 == 0:
+        print(f"step {step:2d}: loss {loss.item():.4f}")
+print(masked.weight.detach() != start)  # which entries moved
 
 # sphinx_gallery_start_ignore
-def _error(fn, *args):  # the message of the error that fn(*args) raises
-    try:
-        fn(*args)
-    except (RuntimeError, ValueError) as error:
-        return str(error)
-
-
-def _run(backward, bias=b):
-    """Grads of x, w, bias for a variant of MyMaskedLinear with this backward."""
-    _cls = type("_Variant", (MyMaskedLinear,), {"backward": staticmethod(backward)})
-    _x, _w = (t.detach().clone().requires_grad_() for t in (x, w))
-    _b = None if bias is None else bias.detach().clone().requires_grad_()
-    _cls.apply(_x, _w, mask, _b, "freeze").sum().backward()
-    return _x.grad, _w.grad, None if _b is None else _b.grad
-
-
-_w = w.detach().clone().requires_grad_()
-_y = MyMaskedLinear.apply(x.detach(), _w, mask, None, "freeze")
-_w.detach().add_(1.0)  # a saved tensor, changed in place: caught at backward
-assert "modified by an inplace operation" in _error(_y.sum().backward)
-_ok, _flags = MyMaskedLinear.backward, []
-_run(lambda ctx, g: _flags.append(ctx.needs_input_grad) or _ok(ctx, g), bias=None)
-assert _flags == [(True, True, False, False, False)]  # one flag per argument
-assert torch.equal(b.grad, _run(_ok)[2])  # (5, 3) summed over the batch
-for _backward, _bias, _match in [
-    (lambda ctx, g: _ok(ctx, g)[:4], b, "number of gradients (expected 5, got 4"),
-    (lambda ctx, g: (*_ok(ctx, g)[:3], g.sum(0)[:, None], None), b, "compatible"),
-    (lambda ctx, g: (*_ok(ctx, g)[:3], g.sum(0), None), None, "position 4, but"),
-    (lambda ctx, g: (*_ok(ctx, g)[:4], g), b, "position 5, but the corresponding"),
-]:
-    assert _match in _error(_run, _backward, _bias)
-_got = _run(lambda ctx, g: ((o := _ok(ctx, g))[0].double(), o[1].long(), *o[2:]))
-assert _got[0].dtype == _got[1].dtype == torch.float32  # cast to the input's dtype
-_masked = _run(lambda ctx, g: (*_ok(ctx, g)[:2], torch.ones(3, 4), *_ok(ctx, g)[3:]))
-assert all(torch.equal(p, q) for p, q in zip(_masked, _run(_ok), strict=True))
+assert all(torch.allclose(p, q) for p, q in zip(ours, ref, strict=True))
+assert torch.equal(masked.weight.detach() != start, mask)
+assert F.mse_loss(model(inputs), targets) < loss
+_names = ["0.weight", "0.bias", "2.weight", "2.bias"]
+assert [n for n, _ in model.named_parameters()] == _names
+assert list(model.state_dict()) == [*_names[:2], "0.mask", *_names[2:]]
+_ = torch.manual_seed(0)
+_ours = MaskedLayer(4, 3, _mask := mask.clone())
+_ = torch.manual_seed(0)
+_linear = nn.Linear(4, 3)
+assert torch.equal(_ours.weight, _linear.weight)
+assert torch.equal(_ours.bias, _linear.bias)
+assert _ours.weight.abs().max() <= 1 / math.sqrt(4)
+assert _ours.bias.abs().max() <= 1 / math.sqrt(4)
+assert repr(masked) == f"MaskedLayer({masked.extra_repr()})"
+_mask.fill_(False)
+assert torch.equal(_ours.mask, mask)  # a copy
+assert _ours.to("meta").mask.device.type == "meta"  # buffers move with .to()
 # sphinx_gallery_end_ignore
 
 # %%
 # The package's version
 # ---------------------
-# :class:`~autograd_notes.MaskedLinearFunction` is this Function: the same
-# order, ``apply(input, weight, mask, bias, mode)``, the same gradients. It
-# saves the input only when the weight needs a gradient (and the weight only
-# for the input's), ``None`` otherwise, and its ``apply`` checks every
-# argument (shapes, dtypes, devices, the mask, the mode), naming the wrong
-# one. :func:`~autograd_notes.masked_linear` and the module
-# :class:`~autograd_notes.MaskedLinear` (which holds the parameters) call it.
-y = MaskedLinearFunction.apply(x.detach(), w, mask, b, "freeze")
-print("saved None:", [t is None for t in y.grad_fn.saved_tensors])
-
+# :class:`~autograd_notes.MaskedLinear` is this module, tested: the same
+# arguments and, from the same seed, the same initial numbers. Its
+# :class:`~autograd_notes.MaskedLinearFunction` has ``MyMaskedLinear``'s
+# argument order and gradients. It adds checks of every argument (ours
+# runs ``mode="frozen"`` silently, as prune), any number of batch
+# dimensions, and saves only what the needed gradients use.
+_ = torch.manual_seed(0)
+package = MaskedLinear(4, 3, mask, mode="prune")
+print(package)
 with expect_error(ValueError, "must be 'freeze' or 'prune'"):
-    MaskedLinearFunction.apply(x, w, mask, b, "frozen")
+    MaskedLinear(4, 3, mask, mode="frozen")
 
 # sphinx_gallery_start_ignore
-from autograd_notes import masked_linear
-
-assert [t is None for t in y.grad_fn.saved_tensors] == [False, True, False]
-for _mode in ("freeze", "prune"):
-    _got = []
-    for _function in (MyMaskedLinear, MaskedLinearFunction):
-        _leaves = [t.detach().clone().requires_grad_() for t in (x, w, b)]
-        _function.apply(*_leaves[:2], mask, _leaves[2], _mode).sum().backward()
-        _got.append([t.grad for t in _leaves])
-    assert all(torch.allclose(p, q) for p, q in zip(*_got, strict=True))
-    _want = MyMaskedLinear.apply(x, w, mask, b, _mode)
-    assert torch.allclose(masked_linear(x, w, mask, b, mode=_mode), _want)
-_bad_bias = (x, w, mask, b[:2], "freeze")
-assert "must have shape" in _error(MaskedLinearFunction.apply, *_bad_bias)
+assert torch.equal(package.weight, start)
+assert torch.equal(package.bias, _linear.bias)
+_frozen = MaskedLayer(4, 3, mask, mode="frozen")
+_frozen.load_state_dict(package.state_dict(), strict=False)
+assert torch.equal(_frozen(x5), package(x5))  # "frozen" ran as prune
+assert package(torch.randn(2, 5, 4)).shape == (2, 5, 3)
+_saved = package(x).grad_fn.saved_tensors  # x needs no gradient: w not saved
+assert [t is None for t in _saved] == [False, True, False]
 # sphinx_gallery_end_ignore
 
 # %%
-# ``ctx.mark_non_differentiable``, ``ctx.set_materialize_grads`` and
-# ``once_differentiable`` are taught in
-# :ref:`sphx_glr_tutorials_12_non_differentiable_points.py` and
-# :ref:`sphx_glr_tutorials_13_higher_order_gradients.py`; PyTorch's guide is
-# `Extending torch.autograd
+# PyTorch's own guide is `Extending torch.autograd
 # <https://docs.pytorch.org/docs/stable/notes/extending.html>`_.
 #
 # Exercises
 # ---------
 #
-# **1. Predict.** ``backward`` ends with ``return grad_input, grad_weight,
-# grad_bias, None, None``, the order of ``F.linear(input, weight, bias)``.
-# Is there an error? What is ``b.grad`` after a backward pass?
-#
-# **Solution**
-
-# %%
-b.grad = None
-
-
-class LinearOrder(MyMaskedLinear):
-    @staticmethod
-    def backward(ctx, grad_output):
-        grad_in, grad_w, _, grad_b, _ = MyMaskedLinear.backward(ctx, grad_output)
-        return grad_in, grad_w, grad_b, None, None
-
-
-LinearOrder.apply(x, w, mask, b, "freeze").sum().backward()
-print(b.grad)  # None, no error: the bias gradient went to the mask's slot
-# sphinx_gallery_start_ignore
-assert b.grad is None
-# sphinx_gallery_end_ignore
-
-# %%
-# **2. Write.** A Function ``ScaleGradient.apply(x, s)`` that returns ``x``'s
-# values unchanged and multiplies the gradient by the float ``s`` (``s = -1``
-# gives a "gradient reversal" layer). Check it on
+# **1. Write.** A Function ``ScaleGradient.apply(x, s)`` that returns
+# ``x``'s values unchanged and multiplies the gradient by the float ``s``
+# (``s = -1`` makes a "gradient reversal" layer). Check it on
 # ``t = torch.ones(3, requires_grad=True)`` with ``s = -2.0``.
 #
 # **Solution**
@@ -323,4 +375,23 @@ ScaleGradient.apply(t, -2.0).sum().backward()
 print(t.grad)
 # sphinx_gallery_start_ignore
 assert torch.equal(t.grad, torch.full((3,), -2.0))
+# sphinx_gallery_end_ignore
+
+# %%
+# **2. Predict.** For ``MaskedLayer(4, 3, mask, bias=False)``, what do
+# ``bias`` and the ``state_dict`` hold, and which of the Function's inputs
+# need a gradient?
+#
+# **Solution**
+
+# %%
+no_bias = MaskedLayer(4, 3, mask, bias=False)
+print(no_bias.bias, list(no_bias.state_dict()))
+print(no_bias(x).grad_fn.needs_input_grad)  # backward returns None for bias
+# sphinx_gallery_start_ignore
+assert no_bias.bias is None
+assert no_bias(x).grad_fn.needs_input_grad == (False, True, False, False, False)
+assert list(no_bias.state_dict()) == ["weight", "mask"]
+assert [n for n, _ in no_bias.named_parameters()] == ["weight"]
+no_bias(x).sum().backward()  # None for the bias is accepted
 # sphinx_gallery_end_ignore

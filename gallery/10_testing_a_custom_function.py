@@ -2,23 +2,31 @@
 How do I know my custom Function's backward is right?
 =====================================================
 
-Autograd never checks the values a custom ``backward`` returns. This tutorial
-tests them with :func:`torch.autograd.gradcheck` and
-:func:`torch.autograd.gradgradcheck`, against a specification, on shapes the
-Function was not written for, and with anomaly mode when a gradient is ``nan``.
+Autograd checks little of what a custom ``backward`` returns, and never its
+values. This tutorial shows what it checks, then tests the values with
+:func:`torch.autograd.gradcheck` and :func:`torch.autograd.gradgradcheck`,
+against a specification, on shapes the Function was not written for, and
+with anomaly mode when a gradient is ``nan``.
 """
 
 # %%
-# ``gradcheck`` compares ``backward`` with finite differences
-# -----------------------------------------------------------
-# :func:`torch.autograd.gradcheck` nudges each entry of each input that
-# requires grad, measures how the output moves (finite differences), and
-# raises if that differs from what ``backward`` returns.
+# What autograd checks, and what it does not
+# ------------------------------------------
+# The example is :class:`~autograd_notes.MaskedLinearFunction`, the masked
+# linear layer of :ref:`sphx_glr_tutorials_09_writing_a_custom_function.py`:
+# ``apply(input, weight, mask, bias, mode)``. Of the values its ``backward``
+# returns, autograd checks:
 #
-# **Common mistake: checking in** ``float32``. The finite differences drown
-# in rounding noise, so a *correct* Function fails, with a warning:
-# :class:`~autograd_notes.MaskedLinearFunction` in prune mode (its gradient
-# is the true derivative). The fix is ``float64``, where it passes.
+# * **The number**: one per ``forward`` input. Too few is an error, and so
+#   is a value other than ``None`` for a non-tensor (the mode, a bias passed
+#   as ``None``). A gradient for a tensor that needs none (the mask) is
+#   dropped.
+# * **The shape**, loosely: another shape is an error *unless* the input
+#   broadcasts to it; then autograd silently sums it down. A bias gradient of
+#   shape ``(5, 2)`` is summed over the batch (below); ``(2, 1)`` is an error.
+# * **The dtype**: not at all. A ``float64`` (even an integer) gradient for a
+#   ``float32`` input is silently cast to ``float32``.
+# * **The values**: never. Testing them is the rest of this page.
 import torch
 from torch.autograd import gradcheck, gradgradcheck
 from torch.autograd.gradcheck import GradcheckError
@@ -32,6 +40,64 @@ w = torch.randn(2, 3, requires_grad=True)
 b = torch.randn(2, requires_grad=True)
 fn = MaskedLinearFunction.apply  # gradcheck takes a function and its inputs
 
+
+class UnsummedBias(MaskedLinearFunction):
+    @staticmethod
+    def backward(ctx, grad_output):
+        grads = MaskedLinearFunction.backward(ctx, grad_output)
+        return *grads[:3], grad_output, None  # bias: (5, 2), not (2,)
+
+
+UnsummedBias.apply(torch.randn(5, 3), w, mask, b, "freeze").sum().backward()
+print("b.grad:", b.grad)
+
+# sphinx_gallery_start_ignore
+_ok = MaskedLinearFunction.backward
+_x5 = torch.randn(5, 3)
+
+
+def _run(backward, bias=b):
+    """Grads of input, weight, bias for a variant of fn with this backward."""
+    _cls = type("_V", (MaskedLinearFunction,), {"backward": staticmethod(backward)})
+    _x, _w = (t.detach().clone().requires_grad_() for t in (_x5, w))
+    _b = None if bias is None else bias.detach().clone().requires_grad_()
+    _cls.apply(_x, _w, mask, _b, "freeze").sum().backward()
+    return _x.grad, _w.grad, None if _b is None else _b.grad
+
+
+def _error(function, *args):  # the message of the error function(*args) raises
+    try:
+        function(*args)
+    except RuntimeError as error:
+        return str(error)
+
+
+assert torch.equal(b.grad, torch.full((2,), 5.0))  # (5, 2) summed over the batch
+assert torch.equal(_run(_ok)[2], b.grad)
+for _backward, _bias, _match in [
+    (lambda ctx, g: _ok(ctx, g)[:4], b, "number of gradients (expected 5, got 4"),
+    (lambda ctx, g: (*_ok(ctx, g)[:3], g.sum(0)[:, None], None), b, "compatible"),
+    (lambda ctx, g: (*_ok(ctx, g)[:3], g.sum(0), None), None, "position 4, but"),
+    (lambda ctx, g: (*_ok(ctx, g)[:4], g), b, "position 5, but the corresponding"),
+]:
+    assert _match in _error(_run, _backward, _bias)
+_got = _run(lambda ctx, g: ((o := _ok(ctx, g))[0].double(), o[1].long(), *o[2:]))
+assert _got[0].dtype == _got[1].dtype == torch.float32  # cast to the input's dtype
+_mask_grad = _run(lambda ctx, g: (*_ok(ctx, g)[:2], torch.ones(2, 3), *_ok(ctx, g)[3:]))
+assert all(torch.equal(p, q) for p, q in zip(_mask_grad, _run(_ok), strict=True))
+# sphinx_gallery_end_ignore
+
+# %%
+# ``gradcheck`` compares ``backward`` with finite differences
+# -----------------------------------------------------------
+# :func:`torch.autograd.gradcheck` nudges each entry of each input that
+# requires grad, measures how the output moves (finite differences), and
+# raises if that differs from what ``backward`` returns.
+#
+# **Common mistake: checking in** ``float32``. The finite differences drown
+# in rounding noise, so a *correct* Function fails, with a warning:
+# ``MaskedLinearFunction`` in prune mode (its gradient is the true
+# derivative). The fix is ``float64``, where it passes.
 with expect_warning(UserWarning, "not a double precision"):
     ok = gradcheck(fn, (x, w, mask, b, "prune"), raise_exception=False)
 print("float32:", ok)
@@ -138,9 +204,25 @@ assert b20.grad is None  # bug 1: None for the bias
 
 # %%
 # The fixes: test ``ctx.needs_input_grad[3]`` for the bias; zero the columns
-# with a mask, for any number of columns; use ``F.linear`` and fold the batch
-# dimensions. That is :func:`~autograd_notes.masked_linear` in freeze mode
-# with a column mask, and it passes all three tests, specification included:
+# with a mask, for any number of columns; and for any batch shape, compute
+# the output with ``F.linear`` and, in ``backward``, fold the batch
+# dimensions into one, so that one product sums the weight gradient over all
+# of them:
+
+
+def folded_weight_grad(grad_output, input):
+    rows = grad_output.reshape(-1, grad_output.shape[-1])  # (N, out)
+    return rows.T @ input.reshape(-1, input.shape[-1])  # (out, in)
+
+
+g_3d = torch.randn(2, 3, 2, dtype=torch.float64)
+w_3d = w20.clone().requires_grad_()
+plain = torch.autograd.grad(x_3d @ w_3d.T, w_3d, g_3d)[0]
+print("folded == autograd:", torch.allclose(folded_weight_grad(g_3d, x_3d), plain))
+
+# %%
+# That is :func:`~autograd_notes.masked_linear` in freeze mode with a column
+# mask, and it passes all three tests, specification included:
 
 
 def fixed(x, w, location, b):
@@ -153,7 +235,12 @@ print("wrong columns:", wrong)
 print("3-D input, output shape:", tuple(fixed(x_3d, w20, location, b20).shape))
 
 # sphinx_gallery_start_ignore
+assert torch.allclose(folded_weight_grad(g_3d, x_3d), plain)
 assert wrong == {8: [], 20: [], 32: []}
+_w = w20.clone().requires_grad_()
+fixed(x_3d, _w, location, b20).backward(g_3d)  # 3-D: the folded gradient, masked
+_want = folded_weight_grad(g_3d, x_3d) * mask_from_indices(_w.shape, cols=location)
+assert torch.allclose(_w.grad, _want)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -244,6 +331,9 @@ assert "Error detected in ClampedSqrtBackward. Traceback of forward" in _message
 # * A gradient wrong on purpose: compare it with its specification.
 # * ``backward`` is ordinary Python: print ``ctx.needs_input_grad`` and
 #   shapes in it. ``detect_anomaly`` names the node that made a ``nan``.
+# * Outputs without a derivative and ``once_differentiable``:
+#   :ref:`sphx_glr_tutorials_12_non_differentiable_points.py`,
+#   :ref:`sphx_glr_tutorials_13_higher_order_gradients.py`.
 #
 # Exercises
 # ---------
