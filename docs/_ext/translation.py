@@ -114,8 +114,11 @@ class RequireTranslation(SphinxTransform):
                     continue
                 logger.warning(
                     "markup of a translation on page %s did not render: %r "
-                    "(put a space between inline markup and a Chinese character "
-                    "or bracket)",
+                    "(no space between inline markup and Chinese text: in a "
+                    "tutorial's reST write an escaped space '\\ ' where the "
+                    "markup touches a Chinese character or bracket, in a MyST "
+                    "page keep punctuation outside the emphasis; "
+                    "docs/locale/check_catalogs.py --fix-spacing does both)",
                     docname,
                     str(text)[:100],
                     location=node,

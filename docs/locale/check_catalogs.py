@@ -4,8 +4,11 @@ Run it after editing a catalog (``tests/test_translations.py`` runs it too)::
 
     python docs/locale/check_catalogs.py [--fix-spacing] [path/to/file.po ...]
 
-``--fix-spacing`` first adds the spaces that inline markup needs around it
-(reST renders ````code```` only when it does not touch a Chinese character).
+``--fix-spacing`` first rewrites inline markup next to Chinese text as the
+page's parser needs it (see "Spacing" below): no visible space, and in the
+tutorials' reST an escaped space ``\\ `` where docutils needs a separator
+(``是\\ **原地**\\ 累加``); in the MyST pages nothing (``是**原地**累加``).
+It prints how many messages it changed in each catalog, and is idempotent.
 
 Each problem is printed as ``file: msgid: what is wrong``; the exit status is
 the number of problems (0: all good). The rules:
@@ -14,8 +17,12 @@ the number of problems (0: all good). The rules:
 * inline code, roles and link targets of the English message appear unchanged
   in the translation (so links and code still work in the zh edition);
 * a translation contains Chinese, unless the message is only code or links;
+* no visible space between inline markup and Chinese text (math and badges
+  aside), and markup that the page's parser (reST or MyST) will render;
 * the terminology in ``zh_CN/terms.csv``: a message that uses an English
-  term translates it with the one agreed Chinese term, never an alternative.
+  term translates it with the one agreed Chinese term, never an alternative
+  (an avoided word is fine inside an agreed term: 操作 is avoided, 操作指南
+  is the agreed term for "how-to guide").
 """
 
 from __future__ import annotations
@@ -25,10 +32,13 @@ import re
 import sys
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from babel.messages.catalog import Message
 from babel.messages.pofile import read_po
+from docutils.utils import punctuation_chars
 
 HERE = Path(__file__).resolve().parent
 CATALOGS = HERE / "zh_CN" / "LC_MESSAGES"
@@ -36,7 +46,7 @@ TERMS = HERE / "zh_CN" / "terms.csv"
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 # ``literal`` (reST), `literal` (MyST), $math$, roles with their target.
-LITERAL = re.compile(r"``.+?``|(?<![`\w}])`[^`]+?`(?!`)")
+LITERAL = re.compile(r"``.+?``|(?<![`}A-Za-z0-9_])`[^`]+?`(?!`)")
 ROLE = re.compile(r"(?<!`)(?::[\w:-]+:|\{[\w:-]+\})`[^`]*`")
 LINK = re.compile(r"\]\(([^)\s]+)\)|<(https?://[^>]+)>")
 MATH = re.compile(r"\$[^$]+\$")
@@ -103,47 +113,250 @@ def _role_targets(text: str) -> Counter[str]:
     return found
 
 
-# Inline markup: ``code``, roles, `links`_, **strong**, *emphasis*, $math$.
-MARKUP = re.compile(
-    r"``.+?``|(?::[\w:-]+:|\{[\w:-]+\})?`[^`]+`_{0,2}|\*\*[^*]+\*\*|\*[^*\s][^*]*\*"
+# -- Spacing: inline markup next to Chinese text -----------------------------------
+#
+# A visible space between Chinese text and inline markup is wrong in Chinese
+# typography ("是 **原地** 累加"): the markup touches the text it belongs to.
+# How to write that depends on the parser of the page (Sphinx parses a
+# translation with the parser of the page it belongs to):
+#
+# * reST (the tutorials: sphinx-gallery writes them as .rst): docutils only
+#   recognises markup after a space or an opening/delimiting punctuation mark
+#   and before a space or a closing/delimiting one, so where a Chinese
+#   character (or "（") touches it, write an escaped space ``\ `` that docutils
+#   removes: ``是\ **原地**\ 累加``, ````x``\ （``.
+# * MyST (the .md pages): CommonMark needs nothing: ``是**原地**累加``,
+#   ``用`x`（``; a backslash there would show. Only ``*``/``**`` obey its
+#   flanking rules: an opening ``**`` between a letter and a punctuation mark
+#   ("在**“原地”**") or a closing one between a punctuation mark and a letter
+#   ("**摘要。**在") stays literal text. Then the punctuation moves outside
+#   the emphasis (``在“**原地**”``, ``**摘要**。在``); where it cannot (code at
+#   the edge of bold, ``在**`x`**中``) one space stays, and the check says so.
+#
+# Math and badges keep their spaces to Chinese characters (a formula or a badge
+# is a box of its own), not to full-width punctuation.
+
+# Chinese characters and full-width (or Chinese) punctuation.
+WIDE = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3001-\u303f\uff01-\uffee“”‘’…—"
+WIDE_CHAR = re.compile(f"[{WIDE}]")
+PUNCT_CHAR = re.compile("[\u3001-\u303f\uff01-\uffee“”‘’…—]")
+# Inline markup: ``code``, roles, `links`_, **strong**, *emphasis* (reST) ...
+REST_MARKUP = re.compile(
+    r"``.+?``|(?::[\w:-]+:)?`[^`]+`_{0,2}|\*\*[^*\s][^*]*\*\*|\*[^*\s][^*]*\*"
 )
-# docutils: markup may start after a space or an opening/dash/other punctuation
-# and end before a space or a closing/dash/other punctuation, never touching a
-# Chinese character (nor, at its end, an opening bracket such as "（").
-OK_BEFORE = {"Pd", "Po", "Ps", "Pi", "Pf"}
-OK_AFTER = {"Pd", "Po", "Pe", "Pi", "Pf"}
+# ... and `code`, {roles}`x`, [links](target), **strong**, *emphasis* (MyST).
+MYST_MARKUP = re.compile(
+    r"``.+?``|(?:\{[\w:-]+\})?`[^`]+`|\[[^\]]+\]\([^)\s]*\)"
+    r"|\*\*[^*\s][^*]*\*\*|\*[^*\s][^*]*\*"
+)
+# Markup that keeps the spaces around it.
+BOXED = re.compile(r"(?::|\{)(?:math|bdg[\w-]*)(?::|\})`")
+# docutils: what may come before a start-string and after an end-string.
+_BEFORE = re.compile(f"[\\s{punctuation_chars.openers}{punctuation_chars.delimiters}]")
+_AFTER = re.compile(
+    f"[\\s\\\\{punctuation_chars.closing_delimiters}"
+    f"{punctuation_chars.delimiters}{punctuation_chars.closers}]"
+)
+SPACES_BEFORE = re.compile(r"(?:\\ | )+$")  # spaces, and escaped spaces
+SPACES_AFTER = re.compile(r"(?:\\ | )+")
 
 
-def _fits(char: str, allowed: set[str]) -> bool:
-    return not char or char.isspace() or unicodedata.category(char) in allowed
+def catalog_syntax(catalog: Iterable[Message]) -> str:
+    """``"myst"`` for the catalog of a MyST page, else ``"rst"``: the source
+    files its messages come from (``#: ../../about.md:12``) say which."""
+    for message in catalog:
+        for filename, _ in message.locations:
+            if filename.endswith(".md"):
+                return "myst"
+    return "rst"
 
 
-def fix_spacing(text: str) -> str:
-    """Add the spaces inline markup needs next to Chinese text."""
-    out, last = [], 0
-    for match in MARKUP.finditer(text):
-        start, end = match.span()
-        out.append(text[last:start])
-        if not _fits(text[start - 1 : start], OK_BEFORE):
-            out.append(" ")
-        out.append(match.group(0))
-        if not _fits(text[end : end + 1], OK_AFTER):
-            out.append(" ")
-        last = end
-    out.append(text[last:])
-    return "".join(out)
+def _punct(char: str) -> bool:
+    """Punctuation to CommonMark's flanking rules (as markdown-it-py counts)."""
+    return unicodedata.category(char).startswith(("P", "S"))
 
 
-def problems(message_id: str, message_str: str, terms: list[Term]) -> list[str]:
-    """What is wrong with one translation, as short sentences."""
+def _opens(before: str, after: str) -> bool:
+    """A ``*`` run between ``before`` and ``after`` is left-flanking."""
+    space = (not before or before.isspace(), not after or after.isspace())
+    return not space[1] and (not _punct(after) or space[0] or _punct(before))
+
+
+def _emphasis_parses(text: str, start: int, end: int, run: int) -> bool:
+    """Whether CommonMark reads text[start:end] (``*x*``/``**x**``) as emphasis."""
+    before, after = text[start - 1 : start], text[end : end + 1]
+    first, last = text[start + run], text[end - run - 1]
+    return _opens(before, first) and _opens(after, last)  # right-flanking: mirror
+
+
+# Opening punctuation and its closing partner, for moving a pair out of emphasis.
+PAIRS = dict(zip("“‘（《「『【〔［(", "”’）》」』】〕］)", strict=True))
+
+
+def _move_punctuation_out(span: str, before: str, after: str) -> tuple[str, str, str]:
+    """``**“原地”**`` -> ``“**原地**”``, ``**摘要。**`` -> ``**摘要**。``: the
+    emphasis without the punctuation at its edges, which CommonMark cannot
+    open or close next to a letter. Returns (text before, span, text after)."""
+    run = 2 if span.startswith("**") else 1
+    mark, inner = span[:run], span[run:-run]
+    lead = trail = ""
+    while True:
+        if len(inner) > 2 and PAIRS.get(inner[0]) == inner[-1]:
+            lead, inner, trail = lead + inner[0], inner[1:-1], inner[-1] + trail
+        elif len(inner) > 1 and unicodedata.category(inner[-1]) == "Po":
+            inner, trail = inner[:-1], inner[-1] + trail
+        else:
+            return before + lead, mark + inner + mark, trail + after
+
+
+def _split(text: str, syntax: str) -> tuple[list[str], list[str]]:
+    """The inline markup of ``text`` and the text around it: (gaps, marks),
+    ``gaps[i]`` before ``marks[i]``, ``gaps[-1]`` after the last mark."""
+    pattern = MYST_MARKUP if syntax == "myst" else REST_MARKUP
+    spans = list(pattern.finditer(text))
+    cuts = [0, *(i for m in spans for i in m.span()), len(text)]
+    gaps = [text[a:b] for a, b in zip(cuts[::2], cuts[1::2], strict=True)]
+    return gaps, [m.group(0) for m in spans]
+
+
+def _shown(mark: str) -> str:
+    """The text that inline markup shows (roughly: a role's title, if any)."""
+    if m := re.fullmatch(r"(?::[\w:-]+:|\{[\w:-]+\})?`(.*)`_{0,2}", mark, re.S):
+        inner = m.group(1)
+        return re.sub(r"\s*<[^<>]+>$", "", inner) or inner
+    if mark.startswith("["):
+        return mark[1 : mark.index("](")]
+    return mark.strip("*`")
+
+
+def _wide(text: str, index: int, boxed: bool = False) -> bool:
+    """Whether ``text[index]`` is Chinese (for math and badges: full-width
+    punctuation only, as they keep their spaces to Chinese characters)."""
+    return bool(text) and bool((PUNCT_CHAR if boxed else WIDE_CHAR).match(text[index]))
+
+
+def _unspaced(gaps: list[str], marks: list[str]) -> list[str]:
+    """``gaps`` without the spaces (and escaped spaces) that stand between
+    inline markup and a Chinese character or full-width punctuation mark: in
+    the text, or at the edge of the neighbouring markup's text."""
+    new = list(gaps)
+    for i, gap in enumerate(gaps):
+        left = marks[i - 1] if i > 0 else None
+        right = marks[i] if i < len(marks) else None
+        boxed = (bool(left and BOXED.match(left)), bool(right and BOXED.match(right)))
+        if left and right and SPACES_AFTER.fullmatch(gap):
+            # Between two marks: look at the edges of their text.
+            edges = _wide(_shown(left), -1) or _wide(_shown(right), 0)
+            new[i] = "" if edges and not any(boxed) else gap
+            continue
+        after = SPACES_AFTER.match(gap) if left else None
+        if after and after.end() < len(gap) and _wide(gap, after.end(), boxed[0]):
+            gap = gap[after.end() :]
+        before = SPACES_BEFORE.search(gap) if right else None
+        if before and before.start() > 0 and _wide(gap, before.start() - 1, boxed[1]):
+            gap = gap[: before.start()]
+        new[i] = gap
+    return new
+
+
+def fix_spacing(text: str, syntax: str = "rst") -> str:
+    r"""Inline markup next to Chinese text, written as ``syntax`` needs it:
+    no space between them; ``\ `` where reST needs a separator; in MyST,
+    emphasis that CommonMark can open and close."""
+    gaps, marks = _split(text, syntax)
+    if not marks:
+        return text
+    gaps = _unspaced(gaps, marks)
+    if syntax == "myst":
+        for i, mark in enumerate(marks):
+            if not mark.startswith("*"):
+                continue
+            run = 2 if mark.startswith("**") else 1
+            start = len(gaps[i])
+            if _emphasis_parses(
+                gaps[i] + mark + gaps[i + 1], start, start + len(mark), run
+            ):
+                continue
+            before, moved, after = _move_punctuation_out(mark, gaps[i], gaps[i + 1])
+            joined = before + moved + after
+            if _emphasis_parses(joined, len(before), len(before) + len(moved), run):
+                gaps[i], marks[i], gaps[i + 1] = before, moved, after
+                continue
+            # Nothing else works: the one space CommonMark needs.
+            first, last = mark[run], mark[-run - 1]
+            if not _opens(gaps[i][-1:], first):
+                gaps[i] += " "
+            if not _opens(gaps[i + 1][:1], last):
+                gaps[i + 1] = " " + gaps[i + 1]
+    else:
+        for i in range(len(marks)):
+            before, after = gaps[i][-1:], gaps[i + 1][:1]
+            if i > 0 and not gaps[i]:
+                before = marks[i - 1][-1]
+            if i + 1 < len(marks) and not gaps[i + 1]:
+                after = marks[i + 1][0]
+            if before and not _BEFORE.match(before):
+                gaps[i] += "\\ "
+            if after and not _AFTER.match(after):
+                gaps[i + 1] = "\\ " + gaps[i + 1]
+    return "".join(g + m for g, m in zip(gaps, [*marks, ""], strict=True))
+
+
+def spaced_markup(text: str, syntax: str = "rst") -> list[str]:
+    """The inline markup of ``text`` with a visible space between it and a
+    Chinese character or full-width punctuation mark (math and badges aside)."""
+    gaps, marks = _split(text, syntax)
+    fixed = _unspaced(gaps, marks)
+    found = []
+    for i, (old, new) in enumerate(zip(gaps, fixed, strict=True)):
+        old, new = old.replace("\\ ", ""), new.replace("\\ ", "")
+        if old == new:
+            continue
+        lead = len(old) - len(old.lstrip(" ")), len(new) - len(new.lstrip(" "))
+        trail = len(old) - len(old.rstrip(" ")), len(new) - len(new.rstrip(" "))
+        if i > 0 and (not new or lead[0] != lead[1]):
+            found.append(marks[i - 1])  # spaces after the markup go
+        if i < len(marks) and (not new or trail[0] != trail[1]):
+            found.append(marks[i])  # spaces before it go
+    return list(dict.fromkeys(found))
+
+
+SPACING_ADVICE = {
+    "rst": "no space, and an escaped space '\\ ' where reST needs a separator",
+    "myst": "no space, no backslash, no punctuation at the inner edge of emphasis",
+}
+
+
+def _avoided(alternative: str, text: str, terms: list[Term]) -> bool:
+    """Whether ``text`` uses ``alternative`` other than inside an agreed term
+    (操作 is avoided, 操作指南 is the agreed term for "how-to guide")."""
+    for other in terms:
+        if alternative in other.chinese:
+            text = text.replace(other.chinese, "")
+    return alternative in text
+
+
+def problems(
+    message_id: str, message_str: str, terms: list[Term], syntax: str = "rst"
+) -> list[str]:
+    """What is wrong with one translation, as short sentences. ``syntax`` is
+    the markup of its page: ``"rst"`` (the tutorials) or ``"myst"``."""
     if not message_str.strip():
         return ["no translation"]
     found = []
     if (
-        fix_spacing(message_str) != message_str
-        and fix_spacing(message_id) == message_id
+        fix_spacing(message_str, syntax) != message_str
+        and fix_spacing(message_id, syntax) == message_id
     ):
-        found.append("inline markup touches a Chinese character or bracket")
+        found.append(
+            f"inline markup next to Chinese text: {SPACING_ADVICE[syntax]} "
+            "(--fix-spacing)"
+        )
+    elif syntax == "myst" and (spaced := spaced_markup(message_str, syntax)):
+        found.append(
+            f"a space stays between Chinese text and {', '.join(spaced)} "
+            "(CommonMark cannot close or open the emphasis without it): rephrase"
+        )
     for name, pattern in (("inline code", LITERAL), ("math", MATH)):
         want = Counter(pattern.findall(ROLE.sub(" ", message_id)))
         got = Counter(pattern.findall(ROLE.sub(" ", message_str)))
@@ -164,12 +377,22 @@ def problems(message_id: str, message_str: str, terms: list[Term]) -> list[str]:
         return found if message_str == message_id else [*found, "formula changed"]
     if re.search(r"[A-Za-z]{2,}", prose) and not CJK.search(message_str):
         found.append("no Chinese in the translation")
+    avoided: dict[str, list[Term]] = {}
     for term in terms:
         if term.used_in(prose) and term.chinese not in message_str:
             found.append(f"term {term.english[0]!r} must be {term.chinese!r}")
         for alternative in term.avoid:
-            if alternative in message_str:
-                found.append(f"use {term.chinese!r}, not {alternative!r}")
+            if _avoided(alternative, message_str, terms):
+                avoided.setdefault(alternative, []).append(term)
+    for alternative, instead in avoided.items():
+        if len(instead) == 1:
+            found.append(f"use {instead[0].chinese!r}, not {alternative!r}")
+        else:
+            choices = [f"{t.chinese!r} ({t.english[0]})" for t in instead]
+            found.append(
+                f"use {', '.join(choices[:-1])} or {choices[-1]} by meaning, "
+                f"not {alternative!r}"
+            )
     return found
 
 
@@ -180,12 +403,13 @@ def check(paths: list[Path]) -> list[str]:
         with path.open("rb") as f:
             catalog = read_po(f)
         name = path.relative_to(CATALOGS) if path.is_relative_to(CATALOGS) else path
+        syntax = catalog_syntax(catalog)
         for message in catalog:
             if not message.id:
                 continue
             msgid, msgstr = str(message.id), str(message.string or "")
             issues = ["fuzzy (outdated)"] if message.fuzzy else []
-            issues += problems(msgid, msgstr, terms)
+            issues += problems(msgid, msgstr, terms, syntax)
             report += [f"{name}: {msgid[:70]!r}: {issue}" for issue in issues]
     return report
 
@@ -208,18 +432,28 @@ def summary(paths: list[Path]) -> str:
     )
 
 
-def fix(paths: list[Path]) -> None:
-    """Rewrite the catalogs with the spaces that inline markup needs."""
+def fix(paths: list[Path]) -> dict[Path, int]:
+    """Rewrite the catalogs' inline markup next to Chinese text as each one's
+    syntax needs it (:func:`fix_spacing`). Returns the number of messages
+    changed in each catalog; a catalog with none is not rewritten."""
     from babel.messages.pofile import write_po
 
+    changed = {}
     for path in paths:
         with path.open("rb") as f:
             catalog = read_po(f)
+        syntax = catalog_syntax(catalog)
+        count = 0
         for message in catalog:
-            if message.id and message.string:
-                message.string = fix_spacing(str(message.string))
-        with path.open("wb") as f:
-            write_po(f, catalog, width=76)
+            if message.id and isinstance(message.string, str) and message.string:
+                fixed = fix_spacing(message.string, syntax)
+                count += fixed != message.string
+                message.string = fixed
+        if count:
+            with path.open("wb") as f:
+                write_po(f, catalog, width=76)
+        changed[path] = count
+    return changed
 
 
 def main(argv: list[str]) -> int:
@@ -227,7 +461,14 @@ def main(argv: list[str]) -> int:
     argv = [a for a in argv if a != "--fix-spacing"]
     paths = [Path(a).resolve() for a in argv] or sorted(CATALOGS.rglob("*.po"))
     if fixing:
-        fix(paths)
+        for path, count in fix(paths).items():
+            if count:
+                name = (
+                    path.relative_to(CATALOGS)
+                    if path.is_relative_to(CATALOGS)
+                    else path
+                )
+                print(f"{name}: spacing fixed in {count} messages")
     report = check(paths)
     print("\n".join(report) or f"{len(paths)} catalogs: OK")
     print(summary(paths))
