@@ -237,8 +237,9 @@ def _plain(text: str) -> str:
 
 
 def _unmarked(text: str) -> str:
-    """A translation as plain text: inline markup removed."""
+    """A translation as plain text: inline markup and escaped spaces removed."""
     text = re.sub(r":\w+:`([^`<]*?)\s*(?:<[^>]*>)?`", r"\1", text)
+    text = text.replace("\\ ", "")  # reST's separator next to Chinese text
     return text.replace("``", "").replace("**", "").replace("*", "")
 
 
@@ -430,6 +431,11 @@ def translate_downloads(app: Sphinx, exception: Exception | None) -> None:
             return message
         return catalog[message]
 
+    def markdown(message: str) -> str:
+        # Markdown needs no separator between markup and Chinese text, and
+        # would show reST's escaped space as a backslash.
+        return lookup(message).replace("\\ ", "")
+
     translated: dict[str, bytes] = {}  # file name -> translated bytes
     gallery_conf = app.config.sphinx_gallery_conf
     for examples in gallery_conf["examples_dirs"]:
@@ -448,7 +454,8 @@ def translate_downloads(app: Sphinx, exception: Exception | None) -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 # The notebook's Markdown: one line per paragraph, no wrapping.
                 copy = Path(tmp, script.name)
-                copy.write_text(translate_script(source, lookup, None), "utf-8")
+                text = translate_script(source, markdown, None)
+                copy.write_text(text, "utf-8")
                 _, blocks = split_code_and_text_blocks(copy)
                 # As for the English notebook: without the hidden checks and
                 # the sphinx_gallery_* configuration comments.
