@@ -49,6 +49,7 @@ extensions = [
     "exercises",  # collapse tutorial solutions into <details>
     "editlinks",  # "Edit" on a tutorial page opens its gallery/ script
     "translation",  # the zh_CN edition: checks, thumbnails, language links
+    "codecomments",  # comments in code: in the catalogs, translated on zh pages
     "parallelread",  # -j: every core executes its share of the pages
     "redirects",  # old tutorial URLs lead to the renumbered pages
 ]

@@ -32,7 +32,7 @@ x = torch.ones(2, requires_grad=True)
 y = x * 3
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    _ = y.grad  # reading .grad of a non-leaf warns
+    _ = y.grad  # reading .grad of y warns
 print(type(y.grad_fn).__name__, caught[0].category.__name__)
 '''
 

@@ -10,12 +10,15 @@ after the English text changes). This extension:
 * fails the zh build, naming the message and its page, for every message
   without a current translation (missing, empty or fuzzy);
 * translates the tutorial thumbnails, which sphinx-gallery writes as raw HTML;
+* writes the zh downloads (``.py``, ``.ipynb``): translated text cells, and
+  code whose comments are translated as on the page (``codecomments``);
 * gives every page a link to the same page in the other edition.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import gettext
 import html
 import io
@@ -299,13 +302,18 @@ def _width(text: str) -> int:
 
 
 def translate_rst(
-    text: str, lookup: Callable[[str], str], width: int | None = None
+    text: str,
+    lookup: Callable[[str], str],
+    width: int | None = None,
+    comments: Callable[[str], str | None] | None = None,
 ) -> str:
     """Translate a reST text cell paragraph by paragraph; keep code and math.
 
     ``lookup`` maps a message (a paragraph's lines joined by spaces, as the
     catalogs hold it) to its translation. Paragraphs are wrapped at ``width``
-    columns, or kept on one line each when ``width`` is None.
+    columns, or kept on one line each when ``width`` is None. With
+    ``comments`` (a comment -> its translation, or None), the comments of a
+    ``code-block:: python`` are translated too.
     """
     lines, out, i = text.split("\n"), [], 0
     while i < len(lines):
@@ -319,16 +327,20 @@ def translate_rst(
             i += 1
         first = block[0]
         if first.startswith((" ", "..")) or first.startswith("\t"):
-            # A directive (math, code), a literal or indented block: unchanged.
+            # A directive (math, code), a literal or indented block: unchanged
+            # (but the comments of Python code, with ``comments``).
+            start = len(out)
             out += block
             while i < len(lines) and (not lines[i].strip() or lines[i][:1] == " "):
                 out.append(lines[i])
                 i += 1
+            if comments is not None and PYTHON_BLOCK.fullmatch(first.strip()):
+                out[start:] = _code_block_comments(out[start:], comments)
         elif len(block) >= 2 and UNDERLINE.fullmatch(block[1].strip()):
             title = lookup(first.strip())
             out += [title, block[1][0] * _width(title)]
             if block[2:]:  # the text right under the title: a block of its own
-                rest = translate_rst("\n".join(block[2:]), lookup, width)
+                rest = translate_rst("\n".join(block[2:]), lookup, width, comments)
                 out += rest.split("\n")
         elif ITEM.match(first):
             items: list[list[str]] = []
@@ -345,6 +357,30 @@ def translate_rst(
         else:
             out += _wrap(lookup(" ".join(x.strip() for x in block)), 0, width)
     return "\n".join(out)
+
+
+PYTHON_BLOCK = re.compile(r"\.\. (code-block|code|sourcecode):: (python|py|python3)")
+
+
+def _code_block_comments(
+    lines: list[str], comments: Callable[[str], str | None]
+) -> list[str]:
+    """A ``code-block`` directive with the comments of its code translated."""
+    from codecomments import CommentError, translate_comments
+
+    # The code starts after the first blank line (the options come before).
+    body = next((n for n, line in enumerate(lines) if not line.strip()), len(lines))
+    code = lines[body:]
+    indent = min(
+        (len(line) - len(line.lstrip()) for line in code if line.strip()), default=0
+    )
+    try:
+        translated = translate_comments("\n".join(x[indent:] for x in code), comments)
+    except CommentError:
+        return lines
+    return lines[:body] + [
+        " " * indent + line if line.strip() else line for line in translated.split("\n")
+    ]
 
 
 # Unbreakable pieces of a paragraph: inline markup, a run of spaces, one wide
@@ -379,12 +415,19 @@ def _wrap(text: str, indent: int, width: int | None) -> list[str]:
 
 
 def translate_script(
-    source: str, lookup: Callable[[str], str], width: int | None = 79
+    source: str,
+    lookup: Callable[[str], str],
+    width: int | None = 79,
+    comments: Callable[[str], str | None] | None = None,
 ) -> str:
     """A sphinx-gallery script with its text cells translated, code unchanged.
 
-    Text is wrapped at ``width`` columns (None: one line per paragraph).
+    Text is wrapped at ``width`` columns (None: one line per paragraph). With
+    ``comments`` (a comment -> its translation, or None to keep it), the
+    code's comments are translated as on the page; the code itself is not.
     """
+    from codecomments import CommentError, translate_comments
+
     lines = source.split("\n")
     if lines[0] != '"""':
         raise ValueError("a tutorial starts with its docstring on its own line")
@@ -393,21 +436,33 @@ def translate_script(
     # written back with its backslashes escaped again.
     docstring = ast.literal_eval("\n".join(lines[: end + 1])).strip("\n")
     translated = translate_rst(docstring, lookup, width).replace("\\", "\\\\")
-    out = ['"""', *translated.split("\n")]
+    out = ['"""', *translated.split("\n"), lines[end]]
     comment_width = None if width is None else width - 2  # after "# "
-    i = end
+    code: list[str] = []  # the lines of the code cell being read
+
+    def end_code() -> None:
+        if code and comments is not None:
+            with contextlib.suppress(CommentError):  # if not: left as it is
+                code[:] = translate_comments("\n".join(code), comments).split("\n")
+        out.extend(code)
+        code.clear()
+
+    i = end + 1
     while i < len(lines):
-        out.append(lines[i])
         i += 1
         if not lines[i - 1].startswith("# %%"):
+            code.append(lines[i - 1])
             continue
+        end_code()
+        out.append(lines[i - 1])
         cell = []
         while i < len(lines) and lines[i].startswith("#"):
             cell.append(lines[i][2:] if lines[i].startswith("# ") else lines[i][1:])
             i += 1
         if cell:
-            translated = translate_rst("\n".join(cell), lookup, comment_width)
+            translated = translate_rst("\n".join(cell), lookup, comment_width, comments)
             out += [f"# {x}" if x else "#" for x in translated.split("\n")]
+    end_code()
     return "\n".join(out)
 
 
@@ -442,7 +497,7 @@ def translate_downloads(app: Sphinx, exception: Exception | None) -> None:
         for script in sorted(Path(app.srcdir, examples).glob("[0-9][0-9]_*.py")):
             missing.clear()
             source = script.read_text(encoding="utf-8")
-            text = translate_script(source, lookup)
+            text = translate_script(source, lookup, comments=catalog.get)
             for message in missing:
                 logger.warning(
                     "untranslated text in the zh download of %s: %r",
@@ -454,7 +509,7 @@ def translate_downloads(app: Sphinx, exception: Exception | None) -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 # The notebook's Markdown: one line per paragraph, no wrapping.
                 copy = Path(tmp, script.name)
-                text = translate_script(source, markdown, None)
+                text = translate_script(source, markdown, None, catalog.get)
                 copy.write_text(text, "utf-8")
                 _, blocks = split_code_and_text_blocks(copy)
                 # As for the English notebook: without the hidden checks and

@@ -1,0 +1,461 @@
+"""Comments in the pages' code, translated like the prose around them.
+
+A code block shows the same code in both editions, but its comments explain,
+and the zh_CN edition explains in Chinese. This extension:
+
+* finds the comments of every Python code block on a page (the tutorials'
+  code cells, the executed pages' code cells, plain ``python`` blocks) and of
+  every shell block, with :mod:`tokenize` (a ``#`` in a string is not a
+  comment): one message per comment, a run of full-line comments one message;
+* puts them into the page's gettext catalog (``nox -s translations``), with
+  the code block's location, as invisible :class:`code_comment` nodes;
+* writes the translation into the code on the zh page, a run of full-line
+  comments re-wrapped no wider than the block (a Chinese character takes two
+  columns), and marks each comment translated or not, so that ``translation``
+  fails the zh build on an untranslated or fuzzy comment, naming it and its
+  page, as it does for any message;
+* offers :func:`translate_comments`, which ``translation`` also applies to the
+  code cells of the zh ``.py`` and ``.ipynb`` downloads: code unchanged, only
+  comments translated;
+* counts the comments left in English on built pages
+  (:func:`english_comments`), for the check that there are none.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+import unicodedata
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.application import Sphinx
+from sphinx.transforms import SphinxTransform
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+PYTHON = {"python", "python3", "py", "py3", "ipython", "ipython3", "pycon"}
+SHELL = {"bash", "sh", "shell", "zsh"}
+
+# Comments that talk to a tool, not to the reader: never translated.
+PRAGMAS = re.compile(
+    r"#\s*(noqa\b|type:|sphinx_gallery_|%%|pragma\b|fmt:|mypy:|ruff:|pylint:|!)"
+)
+# Something to translate: a word of two letters or more. A label such as
+# "(A)" or a formula such as "12 * w**2 * v" has none.
+WORD = re.compile(r"[^\W\d_]{2,}")
+
+# -- Finding comments --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Comment:
+    """One comment, or one run of full-line comments, of a piece of code."""
+
+    message: str
+    """Its text as the catalogs hold it: without ``#``, lines joined by a space."""
+    start: int
+    """Index of its first line in the code."""
+    end: int
+    """Index of its last line (``start`` for a trailing comment)."""
+    column: int
+    """Column of its ``#``."""
+    trailing: bool
+    """Whether it follows code on its line (``x = 1  # note``)."""
+
+
+class CommentError(ValueError):
+    """The code cannot be tokenized, so its comments cannot be found."""
+
+
+def _python_comments(code: str) -> Iterator[tuple[int, int, str, bool]]:
+    """(line index, column, text, trailing) of each comment, from Python's
+    tokenizer.
+
+    A console session (``>>>`` prompts) is tokenized with its prompts blanked
+    out and its output lines empty, so columns stay those of the original.
+    """
+    lines = code.split("\n")
+    first = next((line for line in lines if line.strip()), "")
+    if first.startswith(">>>"):
+        lines = [
+            " " * 4 + line[4:] if line.startswith((">>> ", "... ")) else ""
+            for line in lines
+        ]
+    try:
+        for token in tokenize.generate_tokens(io.StringIO("\n".join(lines)).readline):
+            if token.type == tokenize.COMMENT:
+                row, column = token.start
+                trailing = bool(token.line[:column].strip())
+                yield row - 1, column, token.string, trailing
+    except (tokenize.TokenError, SyntaxError) as error:
+        raise CommentError(f"not Python that tokenizes: {error}") from error
+
+
+def _shell_comments(code: str) -> Iterator[tuple[int, int, str, bool]]:
+    """(line index, column, text, trailing) of each comment of a shell script.
+
+    A ``#`` starts a comment at the start of a word, outside quotes.
+    """
+    quote = ""
+    for row, line in enumerate(code.split("\n")):
+        i = 0
+        while i < len(line):
+            char = line[i]
+            if char == "\\" and quote != "'":
+                i += 2
+                continue
+            if quote:
+                quote = "" if char == quote else quote
+            elif char in "'\"":
+                quote = char
+            elif char == "#" and (i == 0 or line[i - 1].isspace()):
+                yield row, i, line[i:], bool(line[:i].strip())
+                break
+            i += 1
+
+
+def find_comments(code: str, syntax: str = "python") -> list[Comment]:
+    """The comments of ``code`` (``syntax``: "python" or "shell") to translate.
+
+    Tool pragmas (``# noqa``, ``# type:``, ``# sphinx_gallery_...``, ``# %%``)
+    and comments without a word are skipped. Consecutive full-line comments
+    starting in the same column form one comment. Raises
+    :class:`CommentError` if Python code does not tokenize.
+
+    >>> [c.message for c in find_comments('s = "#1"  # not a hash\\n# one\\n# two')]
+    ['not a hash', 'one two']
+    """
+    found = _shell_comments(code) if syntax == "shell" else _python_comments(code)
+    comments: list[Comment] = []
+    run: list[tuple[int, int, str]] = []
+
+    def close() -> None:
+        if run:
+            message = " ".join(text[1:].strip() for _, _, text in run)
+            comments.append(Comment(message, run[0][0], run[-1][0], run[0][1], False))
+            run.clear()
+
+    for row, column, text, trailing in found:
+        if PRAGMAS.match(text) or not WORD.search(text):
+            close()  # a pragma or a bare "#" ends a run too
+            continue
+        if trailing:
+            close()
+            comments.append(Comment(text[1:].strip(), row, row, column, True))
+            continue
+        if run and (row != run[-1][0] + 1 or column != run[-1][1]):
+            close()
+        run.append((row, column, text))
+    close()
+    return sorted(comments, key=lambda c: c.start)
+
+
+def without_comments(code: str, syntax: str = "python") -> str:
+    """``code`` with every comment removed (and each line holding only a
+    comment): what translating its comments leaves unchanged.
+
+    >>> without_comments("x = 1  # one\\n# two\\n# three\\ny = '#'")
+    "x = 1\\ny = '#'"
+    """
+    lines = code.split("\n")
+    found = _shell_comments(code) if syntax == "shell" else _python_comments(code)
+    alone = set()
+    for row, column, _, trailing in found:
+        if trailing:
+            lines[row] = lines[row][:column].rstrip()
+        else:
+            alone.add(row)
+    return "\n".join(line for row, line in enumerate(lines) if row not in alone)
+
+
+# -- Writing translated comments -------------------------------------------------
+
+# CJK characters and punctuation, kana, full-width forms.
+CJK = (
+    "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uf900-\ufaff\uff00-\uffef"
+)
+# Unbreakable pieces of a comment: inline code, a run of spaces, one wide
+# (CJK) character, or a run of other characters (a word, ``x.grad``).
+PIECE = re.compile(rf"``.+?``|`[^`]+`|\s+|[{CJK}]|[^\s{CJK}`]+|`")
+NO_LINE_START = set("，。、：；？！）》」』”’")
+NO_LINE_END = set("（《「『“‘")
+MIN_ROOM = 20
+"""Columns a wrapped comment may always take after its ``# ``, however narrow
+the code around it: a short English comment may need a longer translation."""
+
+
+def width(text: str) -> int:
+    """Columns ``text`` takes in a monospaced font: wide characters count twice."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def wrap(text: str, room: int) -> list[str]:
+    """Lines of at most ``room`` columns, broken at spaces or next to a CJK
+    character, never inside a word or inline code (a longer piece sticks out).
+    Closing Chinese punctuation never starts a line, nor opening ends one: the
+    piece before it moves down with it."""
+    lines: list[list[tuple[str, bool]]] = [[]]  # (piece, space before it)
+    space = False
+    for piece in PIECE.findall(text):
+        if piece.isspace():
+            space = bool(lines[-1])
+            continue
+        line = lines[-1]
+        if line and width(_joined([*line, (piece, space)])) > room:
+            stuck = piece[0] in NO_LINE_START or line[-1][0][-1] in NO_LINE_END
+            lines.append([line.pop()] if stuck and len(line) > 1 else [])
+        lines[-1].append((piece, space))
+        space = False
+    return [_joined(line) for line in lines]
+
+
+def _joined(line: list[tuple[str, bool]]) -> str:
+    """The pieces of a line, with the spaces between them (none at its start)."""
+    return "".join(
+        (" " if space and i else "") + p for i, (p, space) in enumerate(line)
+    )
+
+
+def translate_comments(
+    code: str, lookup: Callable[[str], str | None], syntax: str = "python"
+) -> str:
+    """``code`` with each comment replaced by ``lookup(message)``, if not None.
+
+    Only comments change. A trailing comment is replaced in place; a run of
+    full-line comments is re-wrapped, each line with the run's indentation and
+    ``# ``, no wider than the widest line of ``code`` (but leaving at least
+    ``MIN_ROOM`` columns for the text).
+
+    >>> translate_comments("x = 1  # one\\n# a b\\ny = 2", {"one": "一"}.get)
+    'x = 1  # 一\\n# a b\\ny = 2'
+    """
+    lines = code.split("\n")
+    limit = max(width(line) for line in lines)
+    for comment in reversed(find_comments(code, syntax)):
+        translated = lookup(comment.message)
+        if not translated or translated == comment.message:
+            continue
+        text = " ".join(translated.split())
+        prefixes = [
+            lines[row][: comment.column]
+            for row in range(comment.start, comment.end + 1)
+        ]
+        if comment.trailing:
+            lines[comment.start] = f"{prefixes[0]}# {text}"
+            continue
+        room = max(limit - width(prefixes[0]) - 2, MIN_ROOM)
+        lines[comment.start : comment.end + 1] = [
+            f"{prefixes[min(i, len(prefixes) - 1)]}# {line}"
+            for i, line in enumerate(wrap(text, room))
+        ]
+    return "\n".join(lines)
+
+
+# -- The comments as translatable messages -------------------------------------
+
+
+class code_comment(nodes.literal_block, addnodes.translatable):
+    """A comment of the code block before it, as a message for the catalogs.
+
+    Never shown. It is a ``literal_block`` so that Sphinx's ``Locale`` takes
+    its translation as literal text: any other message is parsed as reST or
+    MyST first, where a comment's ``*args`` would be a markup error.
+    Attributes: ``message`` (the English comment), ``syntax``.
+    """
+
+    def preserve_original_messages(self) -> None:
+        """The message is an attribute that a translation never overwrites."""
+
+    def extract_original_messages(self) -> list[str]:
+        return [self["message"]]
+
+    def apply_translated_message(self, original: str, translated: str) -> None:
+        block = self.block()
+        if block is not None:
+            code = translate_comments(
+                block.astext(), {original: translated}.get, self["syntax"]
+            )
+            block.rawsource = code
+            block[:] = [nodes.Text(code)]
+        self["translated"] = True  # Locale marks only what it translates itself
+
+    def astext(self) -> str:
+        """The comment: what ``translation`` names when it is untranslated."""
+        return str(self["message"])
+
+    def block(self) -> nodes.literal_block | None:
+        """The code block this comment belongs to."""
+        assert self.parent is not None
+        before = self.parent.children[: self.parent.index(self)]
+        for sibling in reversed(before):
+            if not isinstance(sibling, code_comment):
+                return sibling if isinstance(sibling, nodes.literal_block) else None
+        return None
+
+
+def skip(self: Any, node: code_comment) -> None:
+    raise nodes.SkipNode
+
+
+def code_syntax(block: nodes.literal_block) -> str | None:
+    """The block's syntax, ``python`` or ``shell``; None if it is not code
+    whose comments are translated."""
+    if isinstance(block, code_comment) or block.get("translatable") is False:
+        return None  # API docstrings stay English (see translation.py)
+    if len(block.children) != 1 or not isinstance(block[0], nodes.Text):
+        return None  # parsed-literal: markup, not code
+    language = str(block.get("language", "")).lower()
+    if language in SHELL:
+        return "shell"
+    parent = block.parent
+    if language in PYTHON or (
+        # An executed page's code cell: Python, whatever the lexer's name
+        # ("ipython3", or "none" when the page was not executed).
+        isinstance(parent, nodes.container)
+        and parent.get("nb_element") == "cell_code_source"
+    ):
+        return "python"
+    return None
+
+
+def _inside_api(node: nodes.Node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, addnodes.desc):
+            return True
+        parent = parent.parent
+    return False
+
+
+class ExtractCodeComments(SphinxTransform):
+    """After each code block, one :class:`code_comment` per comment."""
+
+    default_priority = 15  # before sphinx.transforms.i18n.Locale (20)
+
+    def apply(self, **kwargs: Any) -> None:
+        if self.config.language == "en" and self.app.builder.name != "gettext":
+            return  # the English edition shows the code as written
+        for block in list(self.document.findall(nodes.literal_block)):
+            syntax = code_syntax(block)
+            if syntax is None or _inside_api(block):
+                continue
+            try:
+                comments = find_comments(block.astext(), syntax)
+            except CommentError as error:
+                logger.warning(
+                    "the comments of this code block cannot be translated: %s",
+                    error,
+                    location=block,
+                    type="codecomments",
+                )
+                continue
+            parent = block.parent
+            assert parent is not None
+            index = parent.index(block)
+            for offset, comment in enumerate(comments, start=1):
+                node = code_comment(message=comment.message, syntax=syntax)
+                node.source, node.line = block.source, block.line
+                parent.insert(index + offset, node)
+
+
+class DropCodeComments(SphinxTransform):
+    """Translated (or reported by ``translation``), they have done their job."""
+
+    # After translation.RequireTranslation (345) has read their state.
+    default_priority = 350
+
+    def apply(self, **kwargs: Any) -> None:
+        if self.app.builder.name == "gettext":
+            return  # the gettext builder extracts them after the transforms
+        for node in list(self.document.findall(code_comment)):
+            assert node.parent is not None
+            node.parent.remove(node)
+
+
+# -- Counting the comments left in English on built pages -----------------------
+
+HAN = re.compile(f"[{CJK}]")
+ENGLISH_WORD = re.compile(r"[A-Za-z]{2,}(?:['-][A-Za-z]+)*")
+
+
+def is_english(comment: str) -> bool:
+    """A comment with no CJK character and at least two English words
+    (two letters or more; ``x.grad`` or ``loss.backward()`` is no word)."""
+    if HAN.search(comment) or PRAGMAS.match(comment.strip()):
+        return False
+    words = [w.strip("\"'()[]{},.;:!?") for w in comment.lstrip("#").split()]
+    return sum(1 for w in words if ENGLISH_WORD.fullmatch(w)) >= 2
+
+
+def english_comments(html: str) -> list[str]:
+    """The English comments in the code of a built page.
+
+    Comments are what Pygments marks ``c1``, ``c``, ``ch`` or ``cm`` in a
+    ``div.highlight``. API docstrings (object descriptions) are English in
+    both editions and not counted.
+    """
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    found = []
+    for span in soup.select(
+        "div.highlight span.c1, div.highlight span.c, "
+        "div.highlight span.ch, div.highlight span.cm"
+    ):
+        if span.find_parent("dl", class_="py") is None and is_english(span.get_text()):
+            found.append(span.get_text())
+    return found
+
+
+def english_comments_on_site(outdir: Path) -> dict[str, list[str]]:
+    """Page (path under ``outdir``) -> its English comments, for every page
+    with any. Sphinx's own folders (``_modules``: source listings, ...) and
+    other editions' folders below ``outdir`` are not pages of this one."""
+    report = {}
+    for page in sorted(outdir.rglob("*.html")):
+        rel = page.relative_to(outdir)
+        if (
+            any(part.startswith("_") for part in rel.parts)
+            or (outdir / rel.parts[0] / "_static").is_dir()
+        ):
+            continue
+        found = english_comments(page.read_text(encoding="utf-8"))
+        if found:
+            report[rel.as_posix()] = found
+    return report
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_node(
+        code_comment,
+        html=(skip, None),
+        latex=(skip, None),
+        text=(skip, None),
+        man=(skip, None),
+        texinfo=(skip, None),
+    )
+    app.add_transform(ExtractCodeComments)
+    app.add_transform(DropCodeComments)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+if __name__ == "__main__":
+    # python docs/_ext/codecomments.py docs/_build/html/zh_CN: each page's
+    # English comments, and their number; exit status 1 if there are any.
+    import sys
+
+    site = english_comments_on_site(Path(sys.argv[1]))
+    for page, comments in site.items():
+        print(f"{page}: {len(comments)}")
+        for comment in comments:
+            print(f"    {comment}")
+    print(f"{sum(map(len, site.values()))} English comments")
+    sys.exit(1 if site else 0)
