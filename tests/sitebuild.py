@@ -70,6 +70,10 @@ def make_site(root: Path) -> Path:
     docs = root / "docs"
     docs.mkdir()
     shutil.copy(ROOT / "docs" / "conf.py", docs / "conf.py")
+    with (docs / "conf.py").open("a") as conf:
+        # The site's old tutorial addresses point at its own tutorials,
+        # which this tiny copy does not have.
+        conf.write("\nredirects = {}\n")
     for folder in ("_ext", "_static", "_templates"):
         shutil.copytree(ROOT / "docs" / folder, docs / folder)
     # The zh_CN edition reads its term list (search words); its catalogs are
