@@ -30,7 +30,6 @@ v = u + b
 y = v**2
 for name, t in {"u": u, "v": v, "y": y}.items():
     print(f"{name} = {t.item():4}   grad_fn: {type(t.grad_fn).__name__}")
-
 # sphinx_gallery_start_ignore
 import warnings
 
@@ -68,11 +67,10 @@ def show(node, depth=0):
 
 
 show(y.grad_fn)
-
 # sphinx_gallery_start_ignore
 _add = y.grad_fn.next_functions[0][0]
 _mul = _add.next_functions[0][0]
-assert _add is v.grad_fn and _mul is u.grad_fn
+assert (_add, _mul) == (v.grad_fn, u.grad_fn)  # nodes compare by identity
 assert _mul.next_functions[0][0].variable is w
 assert _mul.next_functions[1] == (None, 0)
 assert _add.next_functions[1][0].variable is b
@@ -100,13 +98,12 @@ grad = 1.0
 for node_name, derivative in local.items():
     grad = grad * derivative
     print(f"{node_name:12}  local derivative {derivative:4}  ->  gradient {grad}")
-
 # sphinx_gallery_start_ignore
 _path, _node = [], y.grad_fn
 while _node.next_functions:
     _path.append(type(_node).__name__)
     _node = _node.next_functions[0][0]
-assert _path == list(local) and _node.variable is w
+assert (_path, _node.variable is w) == (list(local), True)
 with torch.no_grad():
     assert y.grad_fn(torch.tensor(1.0)).item() == 14.0
     assert [g.item() for g in _add(torch.tensor(14.0))] == [14.0, 14.0]
@@ -121,13 +118,12 @@ with torch.no_grad():
 y.backward()
 print(f"by hand: {grad}   autograd: w.grad = {w.grad}")
 print(f"b.grad = {b.grad}")
-
 # sphinx_gallery_start_ignore
 assert w.grad.item() == grad == 28.0
 assert b.grad.item() == 14.0
 with warnings.catch_warnings(record=True):
     warnings.simplefilter("always")
-    assert u.grad is None and v.grad is None
+    assert (u.grad, v.grad) == (None, None)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -149,10 +145,9 @@ y = v**2
 y.backward(retain_graph=True)
 with expect_warning(UserWarning, "not a leaf Tensor"):
     print("v.grad:", v.grad)
-
 # sphinx_gallery_start_ignore
 (_again,) = torch.autograd.grad(y, w)  # the graph was kept: a second pass works
-assert _again.item() == 28.0 and w.grad.item() == 2 * 28.0
+assert (_again.item(), w.grad.item()) == (28.0, 2 * 28.0)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -166,7 +161,6 @@ v.retain_grad()
 (v**2).backward()
 print(f"v.grad = {v.grad}, u.grad = {u.grad}")
 print(f"v.is_leaf = {v.is_leaf}, v.retains_grad = {v.retains_grad}")
-
 # sphinx_gallery_start_ignore
 assert (v.grad.item(), u.grad.item()) == (14.0, 14.0)
 assert (v.is_leaf, v.retains_grad) == (False, True)
@@ -179,7 +173,6 @@ assert (v.is_leaf, v.retains_grad) == (False, True)
 # page has now run three backward passes through the same formula at the same
 # point, so ``w.grad`` holds three times 28:
 print(f"w.grad = {w.grad}")
-
 # sphinx_gallery_start_ignore
 assert w.grad.item() == 3 * 28.0
 # sphinx_gallery_end_ignore
@@ -192,9 +185,8 @@ assert w.grad.item() == 3 * 28.0
 optimizer = torch.optim.SGD([w, b], lr=0.1)
 optimizer.zero_grad()
 print("after zero_grad():", w.grad)
-
 # sphinx_gallery_start_ignore
-assert w.grad is None and b.grad is None
+assert (w.grad, b.grad) == (None, None)
 ((w * x + b) ** 2).backward()
 optimizer.zero_grad(set_to_none=False)
 assert w.grad.item() == 0.0
@@ -212,7 +204,6 @@ w.grad = b.grad = None
 s = w * x + w**2
 s.backward()
 print(f"w.grad = {w.grad}  (2 + 6)")
-
 # sphinx_gallery_start_ignore
 assert w.grad.item() == 2.0 + 6.0
 _edges = [c for n in walk_graph(s) for c, _ in n.next_functions]
@@ -247,7 +238,6 @@ try:
     fig = draw_graph(loss, names=names)
 except ImportError as err:  # matplotlib and networkx are optional extras
     print(err)
-
 # sphinx_gallery_start_ignore
 _edges = [child for n in walk_graph(loss) for child, _ in n.next_functions]
 assert sum(getattr(c, "variable", None) is w for c in _edges) == 2
@@ -276,7 +266,6 @@ print(" -> ".join(path))
 by_hand = (3 * h.item() ** 2) * 1.0 * 2.0  # 3h^2, then 1, then 2
 z.backward()
 print(f"by hand: {by_hand}   w1.grad = {w1.grad}")
-
 # sphinx_gallery_start_ignore
 assert path == ["PowBackward0", "AddBackward0", "MulBackward0"]
 assert node.variable is w1
@@ -297,7 +286,6 @@ pred = inputs @ w + b
 loss = ((pred - target) ** 2).mean() + 0.1 * (w**2).sum()
 (pred_grad,) = torch.autograd.grad(loss, pred)
 print(pred_grad)
-
 # sphinx_gallery_start_ignore
 assert torch.allclose(pred_grad, 2 * (pred.detach() - target) / 6)
 # sphinx_gallery_end_ignore

@@ -25,7 +25,6 @@ y = x * x  # computed while nothing required grad: nothing was recorded
 x.requires_grad_(True)
 with expect_error(RuntimeError, "does not require grad and does not have a grad_fn"):
     y.sum().backward()
-
 # sphinx_gallery_start_ignore
 assert (y.grad_fn, y.requires_grad) == (None, False)
 # sphinx_gallery_end_ignore
@@ -41,7 +40,6 @@ y = x * x
 print(type(y.grad_fn).__name__)
 with expect_error(RuntimeError, "grad can be implicitly created only for scalar"):
     y.backward()
-
 # sphinx_gallery_start_ignore
 assert type(y.grad_fn).__name__ == "MulBackward0"
 # sphinx_gallery_end_ignore
@@ -83,7 +81,6 @@ def f(x: torch.Tensor) -> torch.Tensor:
 x = torch.tensor([0.5, -1.0, 2.0, 1.5, -0.5], requires_grad=True)
 J = torch.autograd.functional.jacobian(f, x)
 print(J)
-
 # sphinx_gallery_start_ignore
 _xd, _nxt = x.detach(), torch.roll(x.detach(), -1)
 _diagonal = torch.diag(2 * _xd * torch.sin(_nxt))
@@ -96,7 +93,6 @@ assert torch.allclose(J, _diagonal + _next)
 # x.shape``: one entry per pair of an output element and an input element.
 M = torch.ones(2, 3)
 print(tuple(torch.autograd.functional.jacobian(lambda m: m.sum(0), M).shape))
-
 # sphinx_gallery_start_ignore
 assert torch.autograd.functional.jacobian(lambda m: m.sum(0), M).shape == (3, 2, 3)
 # sphinx_gallery_end_ignore
@@ -113,7 +109,6 @@ f(x).backward(gradient=v)
 print("x.grad =", x.grad)
 print("v @ J  =", v @ J)
 vjp = x.grad.clone()
-
 # sphinx_gallery_start_ignore
 assert torch.allclose(x.grad, v @ J)
 # sphinx_gallery_end_ignore
@@ -127,7 +122,6 @@ x.grad = None
 print("via (v * y).sum():", x.grad)
 with expect_error(RuntimeError, "Mismatch in shape"):
     f(x).backward(gradient=torch.ones(1))
-
 # sphinx_gallery_start_ignore
 assert torch.allclose(x.grad, vjp)
 _g = torch.autograd.grad(f(x), x, grad_outputs=torch.ones(5))
@@ -153,7 +147,6 @@ L = torch.tanh(y).sum()
 (dL_dy,) = torch.autograd.grad(L, y)  # returns v = dL/dy; .grad is untouched
 y.backward(gradient=dL_dy)  # the chain rule from y down to x
 print("y.backward(dL/dy):", x.grad)
-
 # sphinx_gallery_start_ignore
 assert torch.allclose(x.grad, via_loss)  # so autograd.grad added nothing to it
 _seen = []
@@ -187,7 +180,6 @@ jacobian_passes = len(passes)
 passes.clear()
 f_counted(x).backward(gradient=v)
 print(f"backward(gradient=v): {len(passes)} backward pass")
-
 # sphinx_gallery_start_ignore
 assert (jacobian_passes, len(passes)) == (len(x), 1)
 # sphinx_gallery_end_ignore
@@ -204,7 +196,6 @@ f(x).backward(gradient=v)
 kept = x.grad
 f(x).backward(gradient=v)
 print(f"same tensor: {x.grad is kept}, kept = {kept}")
-
 # sphinx_gallery_start_ignore
 assert x.grad is kept
 assert torch.allclose(kept, 2 * vjp)
@@ -231,7 +222,6 @@ torch.set_warn_always(_warn_always)
 # sphinx_gallery_end_ignore
 print(f"same tensor: {x.grad is kept}, kept = {kept}")
 print("x.grad =", x.grad)
-
 # sphinx_gallery_start_ignore
 assert x.grad is not kept
 assert type(x.grad.grad_fn).__name__ == "AddBackward0"

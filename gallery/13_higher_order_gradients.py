@@ -39,7 +39,6 @@ with expect_error(RuntimeError, "does not require grad"):
 (d2y_dx2,) = torch.autograd.grad(dy_dx.sum(), x)
 print("with create_graph=True: dy/dx =", dy_dx)
 print("d2y/dx2 =", d2y_dx2)
-
 # sphinx_gallery_start_ignore
 assert constant.grad_fn is None
 assert not constant.requires_grad
@@ -98,7 +97,6 @@ penalty = gradient_penalty(critic, x_hat)
 penalty.backward()
 first_weight = critic[0].weight
 print(f"penalty = {penalty.item():.4f}")
-
 # sphinx_gallery_start_ignore
 assert first_weight.grad.abs().sum() > 0
 _jac = torch.autograd.functional.jacobian(lambda t: critic(t).sum(1), x_hat)
@@ -126,7 +124,6 @@ for index in [(0, 0), (1, 0), (2, 1)]:
     autograd_value = first_weight.grad[index].item()
     numeric = finite_difference(first_weight, index)
     print(f"weight{list(index)}: {autograd_value:+.8f}  finite diff {numeric:+.8f}")
-
 # sphinx_gallery_start_ignore
 import itertools
 
@@ -160,7 +157,6 @@ wrong = critic_weight_grad(wrong_penalty)
 right = critic_weight_grad(gradient_penalty(critic, x_hat))  # the fix
 print("wrong penalty changes the gradient:", not torch.equal(wrong, without_penalty))
 print("right penalty changes the gradient:", not torch.equal(right, without_penalty))
-
 # sphinx_gallery_start_ignore
 assert torch.isclose(wrong_penalty, penalty)  # same value, no history
 assert torch.equal(wrong, without_penalty)
@@ -193,7 +189,6 @@ v = torch.randn(100, dtype=torch.float64)
 H = torch.autograd.functional.hessian(loss_fn, w.detach())
 print(f"Hessian: {H.numel()} numbers; Hv: {hv.numel()} numbers")
 print("Hv matches H @ v:", torch.allclose(hv, H @ v))
-
 # sphinx_gallery_start_ignore
 assert H.shape == (100, 100)
 assert torch.allclose(hv, H @ v)
@@ -238,7 +233,6 @@ print("first-order gradient works, shape", tuple(first_order.shape))
 penalty = gradient_penalty(other_critic, x_hat)  # builds without complaint
 with expect_error(RuntimeError, "once_differentiable"):
     penalty.backward()
-
 # sphinx_gallery_start_ignore
 _gx = torch.autograd.grad(other_critic(x_hat).sum(), x_hat, create_graph=True)[0]
 assert "torch::autograd::Error" in [n.name() for n in walk_graph(_gx)]
