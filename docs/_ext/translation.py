@@ -42,7 +42,7 @@ from sphinx.search.zh import SearchChinese
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 from sphinx.util.i18n import docname_to_domain
-from sphinx.util.nodes import NodeMatcher, extract_messages
+from sphinx.util.nodes import NodeMatcher, extract_messages, is_translatable
 
 logger = logging.getLogger(__name__)
 
@@ -68,13 +68,28 @@ def _inside(node: nodes.Node, kind: type[nodes.Element]) -> bool:
 
 
 class KeepDocstringsEnglish(SphinxTransform):
-    """API docstrings are not translated: keep them out of the catalogs."""
+    """API docstrings are not translated: keep them out of the catalogs.
+
+    Only the nodes that are messages (what the gettext builder extracts and
+    ``Locale`` translates: paragraphs, field names, ...) are marked. Marking
+    any other node would do harm: ``RemoveTranslatableInline`` unwraps every
+    ``inline`` that has a ``translatable`` attribute, whatever its value, and
+    appends its children to the end of its parent. The pieces of a signature
+    (name, ``=``, default) are such inlines, so a signature came out as
+    ``=namesNone``. An inline is a message only when it already says so, and
+    then marking it changes nothing about that unwrapping.
+    """
 
     default_priority = 10  # before sphinx.transforms.i18n.Locale (20)
 
     def apply(self, **kwargs: Any) -> None:
-        for node in self.document.findall(_is_docstring):
+        for node in list(self.document.findall(_is_docstring_message)):
             node["translatable"] = False
+
+
+def _is_docstring_message(node: nodes.Node) -> bool:
+    """A message (as the catalogs hold them) of the API reference."""
+    return is_translatable(node) and _is_docstring(node)
 
 
 class RequireTranslation(SphinxTransform):
