@@ -128,6 +128,45 @@ nb_execution_show_tb = True
 nb_output_stderr = "error"
 nb_merge_streams = True
 
+
+# -- A quiet build: progress and the result, nothing that reads as a warning ---
+def _quiet_build() -> None:
+    """No configuration dumps, no kernel notices (tests/test_quiet_build.py).
+
+    * myst-parser and myst-nb log their whole configuration (``MdParserConfig(
+      ...)``, ``NbParserConfig(...)``) and the cache's path at info level when
+      the builder starts. Those two setup loggers now pass warnings and errors
+      only.
+    * Each kernel that executes a page logs a warning as it starts: it talks
+      to the build over local TCP without encryption, and myst-nb offers no
+      way to ask for IPC or encryption. The kernels start from a kernel spec
+      the build writes, found first on ``JUPYTER_PATH``: ipykernel's own, for
+      this Python, whose application logs errors only. What a cell writes to
+      stderr still fails the build (``nb_output_stderr``); a kernel that
+      cannot start still fails it too.
+    """
+    import json
+    import logging
+    import os
+
+    from ipykernel.kernelspec import get_kernel_dict
+
+    for name in ("myst_parser.sphinx_ext.main", "myst_nb.sphinx_ext"):
+        logging.getLogger(f"sphinx.{name}").setLevel(logging.WARNING)
+    kernels = BUILD / "jupyter"
+    # "python3": the kernel the pages' front matter names.
+    spec = kernels / "kernels" / "python3" / "kernel.json"
+    text = json.dumps(get_kernel_dict(["--IPKernelApp.log_level=ERROR"]), indent=1)
+    if not spec.exists() or spec.read_text() != text:
+        spec.parent.mkdir(parents=True, exist_ok=True)
+        spec.write_text(text)
+    path = [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
+    if str(kernels) not in path:
+        os.environ["JUPYTER_PATH"] = os.pathsep.join([str(kernels), *path])
+
+
+_quiet_build()
+
 # -- Redirects: the tutorials' addresses before "01_one_training_step" --------
 # Tutorial NN became NN+1 when the first tutorial was added; links from
 # outside still reach them (docs/_ext/redirects.py writes a page at each old
