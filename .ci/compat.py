@@ -33,6 +33,9 @@ DOCS_ONLY = [
     "test_downloads.py",
     "test_hosting.py",
     "test_parallelread.py",
+    "test_codecomments.py",
+    "test_signatures.py",
+    "test_quiet_build.py",
 ]
 OPTION = re.compile(r"^:[\w-]+:.*$\n?|^---\n.*?^---\n", re.MULTILINE | re.DOTALL)
 
@@ -103,7 +106,8 @@ def check_version(version: str) -> dict[str, str]:
     # Checks of text, configuration and docs tooling are the same under any
     # torch and need more than the test extra (sphinx-gallery, babel, PyYAML),
     # so they run in `nox -s tests` only: the tutorials' style, the zh_CN
-    # catalogs, the hosting configs, and (slow anyway) the downloads.
+    # catalogs and code comments, the hosting configs, the rendered API
+    # signatures, the quiet build log, and (slow anyway) the downloads.
     unit = ["tests", "-m", "not slow"]
     unit += [f"--ignore=tests/{name}" for name in DOCS_ONLY]
     results = {
