@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 import torch
@@ -88,3 +90,29 @@ def test_bad_arguments_are_named(
 ) -> None:
     with pytest.raises(TypeError, match=message), func(category, match):  # type: ignore[operator]
         pass
+
+
+@pytest.mark.parametrize("func", [expect_error, expect_warning])
+def test_an_invalid_pattern_is_refused_before_the_block_runs(
+    func: Callable[[type[Any], str], Any],
+) -> None:
+    ran = []
+    category = ValueError if func is expect_error else UserWarning
+    with (
+        pytest.raises(ValueError, match=r"argument 'match' must be a valid regular"),
+        func(category, "("),
+    ):
+        ran.append(True)
+    assert ran == []
+
+
+def test_expect_warning_keeps_other_warnings_when_the_block_raises() -> None:
+    with warnings.catch_warnings(record=True) as outside:
+        warnings.simplefilter("always")
+        with (
+            pytest.raises(KeyError),
+            expect_warning(UserWarning, "expected"),
+        ):
+            warnings.warn("another one", DeprecationWarning, stacklevel=1)
+            raise KeyError("the block fails")
+    assert [str(w.message) for w in outside] == ["another one"]

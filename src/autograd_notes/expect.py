@@ -29,7 +29,8 @@ def _shown(message: str) -> str:
     return _TRIGGERED.sub("", message)
 
 
-def _check_args(func: str, category: object, match: object) -> None:
+def _check_args(func: str, category: object, match: object) -> re.Pattern[str]:
+    """Check the arguments before the block runs; return the compiled pattern."""
     if not isinstance(match, str):
         raise TypeError(
             f"{func}() argument 'match' must be a str (a regular expression), "
@@ -41,6 +42,13 @@ def _check_args(func: str, category: object, match: object) -> None:
             f"{func}() argument 'category' must be a subclass of "
             f"{base.__name__}, not {category!r}"
         )
+    try:
+        return re.compile(match)
+    except re.error as error:
+        raise ValueError(
+            f"{func}() argument 'match' must be a valid regular expression, "
+            f"not {match!r} ({error})"
+        ) from None
 
 
 @contextmanager
@@ -50,18 +58,19 @@ def expect_error(category: type[BaseException], match: str) -> Iterator[None]:
     Prints ``Name: message`` and swallows the error. Raises
     :class:`AssertionError` if the block raises nothing or a message that
     ``re.search(match, message)`` rejects; an error of another type passes
-    through untouched.
+    through untouched. A ``match`` that is not a valid regular expression is
+    refused before the block runs.
 
     >>> with expect_error(ZeroDivisionError, "division by zero"):
     ...     1 / 0
     ZeroDivisionError: division by zero
     """
-    _check_args("expect_error", category, match)
+    pattern = _check_args("expect_error", category, match)
     try:
         yield
     except category as error:
         message = str(error)
-        if not re.search(match, message):
+        if not pattern.search(message):
             raise AssertionError(
                 f"expected {category.__name__} matching {match!r}, got: {message!r}"
             ) from error
@@ -77,27 +86,31 @@ def expect_warning(category: type[Warning], match: str) -> Iterator[None]:
     Prints each matching warning as ``Name: message`` (without torch's
     "Triggered internally at <path>" suffix). Raises
     :class:`AssertionError` if none matches. Other warnings are re-emitted
-    after the block, so a strict build still sees them.
+    after the block, even when it raises, so a strict build still sees them.
 
     >>> import warnings
     >>> with expect_warning(UserWarning, "careful"):
     ...     warnings.warn("be careful", UserWarning, stacklevel=1)
     UserWarning: be careful
     """
-    _check_args("expect_warning", category, match)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield
-    found = False
-    for record in caught:
-        message = str(record.message)
-        if issubclass(record.category, category) and re.search(match, message):
-            print(f"{record.category.__name__}: {_shown(message)}")
-            found = True
-        else:
-            warnings.warn_explicit(
-                record.message, record.category, record.filename, record.lineno
-            )
+    pattern = _check_args("expect_warning", category, match)
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+    finally:
+        # Also when the block raised: the other warnings are not lost.
+        found = False
+        for record in caught:
+            message = str(record.message)
+            if issubclass(record.category, category) and pattern.search(message):
+                print(f"{record.category.__name__}: {_shown(message)}")
+                found = True
+            else:
+                warnings.warn_explicit(
+                    record.message, record.category, record.filename, record.lineno
+                )
     if not found:
         raise AssertionError(
             f"expected {category.__name__} matching {match!r}, "
