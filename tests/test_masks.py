@@ -1197,3 +1197,27 @@ def test_frozen_report_infinite_change_is_inf() -> None:
     report = frozen_report(before, after, mask)
     assert report.max_abs_change_outside == math.inf
     assert not report.frozen
+
+
+def test_random_mask_takes_an_integer_scalar_as_a_shape_like_an_int() -> None:
+    numpy = pytest.importorskip("numpy")
+    g = torch.Generator
+    assert torch.equal(
+        random_mask(numpy.int64(3), generator=g().manual_seed(0)),
+        random_mask(3, generator=g().manual_seed(0)),
+    )
+    with pytest.raises(TypeError, match=r"argument 'shape' must be an int or a seq"):
+        random_mask(numpy.float64(3))
+
+
+# Backends this torch cannot use (CPU-only wheels have neither).
+_MISSING = [kind for kind in ("cuda", "xpu") if not getattr(torch, kind).is_available()]
+
+
+@pytest.mark.parametrize("device", [*_MISSING, *(f"{k}:1" for k in _MISSING)])
+def test_random_mask_names_a_device_this_torch_cannot_use(device: str) -> None:
+    for where in (device, torch.device(device)):
+        with pytest.raises(
+            ValueError, match=r"argument 'device' must be a device this torch can use"
+        ):
+            random_mask(3, device=where)

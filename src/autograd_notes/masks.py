@@ -194,8 +194,8 @@ def _as_shape(shape: object, func: str, name: str = "shape") -> tuple[int, ...]:
     expected = "an int or a sequence of ints"
     if isinstance(shape, bool):
         raise TypeError(_arg_error(func, name, expected, "bool"))
-    if isinstance(shape, int):
-        shape = (shape,)
+    if not isinstance(shape, Sequence) and hasattr(type(shape), "__index__"):
+        shape = (shape,)  # an int, or an integer scalar such as numpy.int64
     if not isinstance(shape, Sequence) or isinstance(shape, (str, bytes)):
         raise TypeError(_arg_error(func, name, expected, type(shape).__name__))
     dims: list[int] = []
@@ -223,23 +223,34 @@ def _as_shape(shape: object, func: str, name: str = "shape") -> tuple[int, ...]:
 
 
 def _as_device(device: object, func: str) -> torch.device | None:
-    """``device`` as a :class:`torch.device` (or ``None``), or raise."""
-    if device is None or isinstance(device, torch.device):
-        return device
-    if not isinstance(device, str):
+    """``device`` as a :class:`torch.device` this torch can use (or ``None``)."""
+    if device is None:
+        return None
+    if isinstance(device, str):
+        try:
+            device = torch.device(device)
+        except RuntimeError:
+            raise ValueError(
+                _arg_error(
+                    func, "device", "a device such as 'cpu' or 'cuda:0'", repr(device)
+                )
+            ) from None
+    if not isinstance(device, torch.device):
         raise TypeError(
             _arg_error(
                 func, "device", "a torch.device, str or None", type(device).__name__
             )
         )
-    try:
-        return torch.device(device)
-    except RuntimeError:
+    try:  # torch raises a bare AssertionError for a backend it was built without
+        torch.empty(0, device=device)
+    except (AssertionError, RuntimeError) as error:
+        reason = str(error).split(". ")[0] or type(error).__name__
         raise ValueError(
             _arg_error(
-                func, "device", "a device such as 'cpu' or 'cuda:0'", repr(device)
+                func, "device", "a device this torch can use", f"'{device}' ({reason})"
             )
         ) from None
+    return device
 
 
 def random_mask(
@@ -281,8 +292,9 @@ def random_mask(
         :class:`torch.Generator`.
     ValueError
         If ``shape`` holds a negative size or more than ``2**63 - 1``
-        entries, ``p`` lies outside ``[0, 1]``, or ``device`` is not a device
-        or differs from the generator's.
+        entries, ``p`` lies outside ``[0, 1]``, or ``device`` is not a device,
+        is one this torch cannot use (``"cuda"`` without CUDA) or differs from
+        the generator's.
 
     Examples
     --------
