@@ -715,6 +715,21 @@ def test_state_dict_round_trip_restores_mask() -> None:
     assert torch.equal(target.weight, source.weight)
 
 
+@pytest.mark.parametrize("assign", [False, True])
+def test_a_float_0_1_mask_loads_as_bool_without_touching_the_dict(
+    assign: bool,
+) -> None:
+    source = MaskedLinear(IN, OUT, fixed_mask())
+    state = source.state_dict()
+    float_mask = source.mask.float()
+    state["mask"] = float_mask
+    target = MaskedLinear(IN, OUT, torch.ones(OUT, IN, dtype=torch.bool))
+    target.load_state_dict(state, assign=assign)
+    assert target.mask.dtype == torch.bool
+    assert torch.equal(target.mask, source.mask)
+    assert state["mask"] is float_mask and float_mask.dtype == torch.float32
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("bias", [True, False])
 def test_module_forward_matches_functional(mode: Mode, bias: bool) -> None:

@@ -669,6 +669,11 @@ class MaskedLinear(nn.Module):
         if problems:
             error_msgs.extend(problems)
             return
+        mask = state_dict.get(prefix + "mask")
+        if isinstance(mask, Tensor) and mask.dtype != torch.bool:
+            # A checked float 0/1 mask loads as bool, also with assign=True;
+            # the caller's dict is left as it was.
+            state_dict = {**state_dict, prefix + "mask": mask != 0}
         super()._load_from_state_dict(
             state_dict,
             prefix,
