@@ -394,7 +394,7 @@ def test_show_saved_of_a_custom_function_with_hooks() -> None:
 def test_a_numpy_bool_flag_is_named_unambiguously(func: Callable[..., object]) -> None:
     x = torch.ones(2, requires_grad=True)
     with pytest.raises(
-        TypeError, match=r"argument 'show_saved' must be a bool, not numpy\.bool"
+        TypeError, match=r"argument 'show_saved' must be a bool, not numpy\.bool_?$"
     ):
         func(x * 2, show_saved=np.True_)
 

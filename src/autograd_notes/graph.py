@@ -120,12 +120,13 @@ class _Names(NamedTuple):
 def _type_name(value: object) -> str:
     """The type of ``value`` for an error message, qualified where ambiguous.
 
-    ``numpy.bool`` is called ``bool`` too; its module tells it apart.
+    ``numpy.bool`` (``numpy.bool_`` before NumPy 2) reads like ``bool``; its
+    module tells it apart.
     """
     kind = type(value)
     name = kind.__qualname__
     module = kind.__module__
-    if module != "builtins" and hasattr(builtins, name):
+    if module != "builtins" and hasattr(builtins, name.rstrip("_")):
         return f"{module}.{name}"
     return name
 
