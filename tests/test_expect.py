@@ -106,13 +106,14 @@ def test_an_invalid_pattern_is_refused_before_the_block_runs(
     assert ran == []
 
 
+def _warn_then_fail() -> None:
+    warnings.warn("another one", DeprecationWarning, stacklevel=1)
+    raise KeyError("the block fails")
+
+
 def test_expect_warning_keeps_other_warnings_when_the_block_raises() -> None:
     with warnings.catch_warnings(record=True) as outside:
         warnings.simplefilter("always")
-        with (
-            pytest.raises(KeyError),
-            expect_warning(UserWarning, "expected"),
-        ):
-            warnings.warn("another one", DeprecationWarning, stacklevel=1)
-            raise KeyError("the block fails")
+        with pytest.raises(KeyError), expect_warning(UserWarning, "expected"):
+            _warn_then_fail()
     assert [str(w.message) for w in outside] == ["another one"]

@@ -727,7 +727,8 @@ def test_a_float_0_1_mask_loads_as_bool_without_touching_the_dict(
     target.load_state_dict(state, assign=assign)
     assert target.mask.dtype == torch.bool
     assert torch.equal(target.mask, source.mask)
-    assert state["mask"] is float_mask and float_mask.dtype == torch.float32
+    assert state["mask"] is float_mask
+    assert float_mask.dtype == torch.float32
 
 
 @pytest.mark.parametrize("mode", MODES)
