@@ -392,24 +392,29 @@ class ModuleTrace:
     """
 
     def __init__(self) -> None:
-        self._records: list[tuple[int, int, str]] = []  # (first, end, path)
+        # (first, end, nesting depth, path) of every forward call
+        self._records: list[tuple[int, int, int, str]] = []
         self._params: dict[int, tuple[torch.Tensor, str]] = {}
         self._table: tuple[list[int], list[int], list[str], list[int]] | None = None
 
     def _table_now(self) -> tuple[list[int], list[int], list[str], list[int]]:
-        """Intervals sorted by start, outer before inner, with parent links."""
+        """Intervals sorted by start, outer before inner, with parent links.
+
+        A wrapper whose first and last operations are its child's has the
+        child's interval; the nesting depth puts the wrapper outside.
+        """
         if self._table is None:
-            records = sorted(self._records, key=lambda r: (r[0], -r[1]))
+            records = sorted(self._records, key=lambda r: (r[0], -r[1], r[2]))
             parents: list[int] = []
             open_: list[int] = []
-            for i, (first, _, _) in enumerate(records):
+            for i, (first, *_) in enumerate(records):
                 while open_ and records[open_[-1]][1] <= first:
                     open_.pop()
                 parents.append(open_[-1] if open_ else -1)
                 open_.append(i)
             firsts = [r[0] for r in records]
             ends = [r[1] for r in records]
-            self._table = (firsts, ends, [r[2] for r in records], parents)
+            self._table = (firsts, ends, [r[3] for r in records], parents)
         return self._table
 
     def path_of(self, node: Node) -> str | None:
@@ -425,7 +430,17 @@ class ModuleTrace:
         str or None
             ``""`` for a node made by the top model itself, ``None`` for a
             node made outside its forward (a loss, say).
+
+        Raises
+        ------
+        TypeError
+            If ``node`` is not a :class:`torch.autograd.graph.Node`.
         """
+        if not isinstance(node, Node):
+            raise TypeError(
+                "ModuleTrace.path_of() argument 'node' must be a "
+                f"torch.autograd.graph.Node (a grad_fn), not {_type_name(node)}"
+            )
         if type(node).__name__ == _LEAF:
             leaf = _leaf_of(node)
             found = None if leaf is None else self._params.get(id(leaf))
@@ -480,20 +495,20 @@ def track_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
             f"not {_type_name(model)}"
         )
     trace = ModuleTrace()
-    open_calls: list[tuple[str, int]] = []
+    open_calls: list[tuple[str, int, int]] = []  # (path, first, depth)
 
     def before(path: str) -> object:
         def hook(module: torch.nn.Module, args: object) -> None:
-            open_calls.append((path, _next_sequence_nr()))
+            open_calls.append((path, _next_sequence_nr(), len(open_calls)))
 
         return hook
 
     def after(path: str) -> object:
         def hook(module: torch.nn.Module, args: object, output: object) -> None:
             while open_calls:
-                opened, first = open_calls.pop()
+                opened, first, depth = open_calls.pop()
                 if opened == path:
-                    trace._records.append((first, _next_sequence_nr(), path))
+                    trace._records.append((first, _next_sequence_nr(), depth, path))
                     trace._table = None
                     return
 
