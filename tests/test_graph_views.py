@@ -546,3 +546,32 @@ def test_path_of_names_its_argument(node: object) -> None:
         pass
     with pytest.raises(TypeError, match=r"path_of\(\) argument 'node' must be a"):
         trace.path_of(node)  # type: ignore[arg-type]
+
+
+def test_grouping_summarises_each_module_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Linear in the graph's size: back-references do not re-count a group."""
+
+    class Loop(torch.nn.Module):  # the model's own nodes are not grouped
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = torch.nn.Linear(2, 2)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            for _ in range(50):
+                x = self.lin(x).tanh() + x
+            return x
+
+    model = Loop()
+    with track_modules(model) as trace:
+        y = model(torch.ones(1, 2)).sum()
+    calls: list[int] = []
+    real = autograd_notes.graph._group_summary
+
+    def counted(*args: Any) -> str:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(autograd_notes.graph, "_group_summary", counted)
+    text = format_graph(y, modules=trace, depth=1)
+    assert text.count("-> [") >= 49  # one back-reference per loop step
+    assert len(calls) == 1  # the one group, "lin", summarised once

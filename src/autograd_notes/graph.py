@@ -1070,13 +1070,14 @@ def format_graph(
     stack: list[tuple[int, str, str]] = [(0, "", "")]
     while stack:
         e, lead, under = stack.pop()
-        parts = _entry_parts(view, kinds, e, index, show_retained)
-        if printed[e]:
+        if printed[e]:  # a back-reference names the entry, nothing more
+            group = view.group[e]
             ref = view.node_id(e) if view.members else str(view.first[e])
-            base = parts.title.split(" ×")[0]
+            base = kinds[view.first[e]] if group is None else _visible(group)
             emit(f"{lead}-> [{ref}] {base} (see above)")
             continue
         printed[e] = True
+        parts = _entry_parts(view, kinds, e, index, show_retained)
         emit(f"{lead}[{view.node_id(e)}] " + _text_line(parts, index, grouped))
         if show_saved and view.group[e] is None:
             for attr, text in _saved_values(nodes[view.first[e]]):
