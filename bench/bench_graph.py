@@ -30,7 +30,13 @@ from collections.abc import Callable
 
 import torch
 
-from autograd_notes.graph import format_graph, free_graph, to_dot, walk_graph
+from autograd_notes.graph import (
+    format_graph,
+    free_graph,
+    to_dot,
+    track_modules,
+    walk_graph,
+)
 
 TREE_LEAVES = 10_000
 CHAIN_SIZES = (10_000, 100_000, 1_000_000)
@@ -148,6 +154,51 @@ def torchviz_on_a_chain(steps: int = 1_000) -> None:
     print(f"          to_dot on the same chain returns {lines:,} lines of DOT")
 
 
+class _Scale(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.full((2,), 1.0001))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.w
+
+
+class _Loop(torch.nn.Module):
+    """A model whose forward calls its child ``steps`` times."""
+
+    def __init__(self, steps: int) -> None:
+        super().__init__()
+        self.steps = steps
+        self.scale = _Scale()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(self.steps):
+            x = self.scale(x) + x  # the model's own node points into the group
+        return x
+
+
+def grouping_by_module(steps: int = 200_000) -> None:
+    """depth=1 against depth=None on a model that loops in its forward."""
+    model = _Loop(steps)
+    with track_modules(model) as trace:
+        root = model(torch.ones(2)).sum()
+    print(
+        f"\nmodule grouping on a {steps:,}-step loop in forward "
+        f"({len(walk_graph(root)):,} nodes), wall seconds"
+    )
+    print(f"  {'':14}  {'depth=None':>10}  {'depth=1':>8}  {'ratio':>6}   target <= 2x")
+    for func in (format_graph, to_dot):
+        plain, _ = median_seconds(lambda f=func: f(root, modules=trace), repeats=3)
+        grouped, _ = median_seconds(
+            lambda f=func: f(root, modules=trace, depth=1), repeats=3
+        )
+        ratio = grouped / plain
+        print(
+            f"  {func.__name__:14}  {plain:10.2f}  {grouped:8.2f}  {ratio:5.2f}x"
+            f"   {verdict(ratio <= 2)}"
+        )
+
+
 def main() -> None:
     with warnings.catch_warnings():
         # torchviz imports distutils, which warns on import in Python 3.11.
@@ -158,6 +209,7 @@ def main() -> None:
     print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, load average {load}")
     compare_with_torchviz()
     scaling()
+    grouping_by_module()
     torchviz_on_a_chain()
 
 
