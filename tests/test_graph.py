@@ -9,8 +9,10 @@ import subprocess
 import sys
 import time
 import types
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, ClassVar
 
 import matplotlib.pyplot as plt
 import pytest
@@ -745,3 +747,51 @@ def test_freeing_a_walked_deep_graph(tmp_path: Path, free: str, crashes: bool) -
     else:
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip() == b"freed"
+
+
+class _Watched(torch.Tensor):
+    """A tensor subclass that logs every __torch_function__ call: user code."""
+
+    calls: ClassVar[list[str]] = []
+
+    @classmethod
+    def __torch_function__(
+        cls, func: Any, types: Any, args: Any = (), kwargs: Any = None
+    ) -> Any:
+        cls.calls.append(getattr(func, "__name__", repr(func)))
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+READERS = ["walk_graph", "format_graph", "to_dot", "draw_graph", "render_dot"]
+
+
+@pytest.mark.parametrize("func", [*READERS, "free_graph"])
+def test_reading_a_graph_runs_no_torch_function(
+    func: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "graphviz", FakeGraphviz(has_dot=True))
+    x = torch.ones(2).as_subclass(_Watched).requires_grad_()
+    y = (x * 2).sum()
+    _Watched.calls.clear()
+    calls = {
+        "walk_graph": lambda: walk_graph(y),
+        "format_graph": lambda: format_graph(y, names={"x": x}, show_saved=True),
+        "to_dot": lambda: to_dot(y, names={"x": x}, show_saved=True),
+        "draw_graph": lambda: draw_graph(y, names={"x": x}),
+        "render_dot": lambda: render_dot(y, tmp_path / "g.svg"),
+        "free_graph": lambda: free_graph(y),
+    }
+    calls[func]()
+    plt.close("all")
+    assert _Watched.calls == []
+
+
+def test_a_nested_tensor_leaf_is_described() -> None:
+    with warnings.catch_warnings():  # strided nested tensors are a prototype
+        warnings.simplefilter("ignore", UserWarning)
+        nt = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)])
+    nt.requires_grad_()
+    text = format_graph(nt * 2, show_saved=True)
+    assert "leaf tensor, shape nested (2 tensors), float32" in text
+    assert format_graph(nt).startswith("leaf tensor, shape nested (2 tensors)")
+    assert "nested (2 tensors) float32" in to_dot(nt * 2)

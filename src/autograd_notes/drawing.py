@@ -25,6 +25,7 @@ from autograd_notes.graph import (
     _label_lines,
     _Names,
     _prepare,
+    _runs_no_user_code,
     _saved_values,
     _short_leaf,
     _type_name,
@@ -150,6 +151,7 @@ def _layers(children: list[list[int]]) -> dict[int, list[int]]:
     return layers
 
 
+@_runs_no_user_code
 def draw_graph(
     root: torch.Tensor | Node,
     *,

@@ -43,15 +43,16 @@ imported only by the function that needs them.
 from __future__ import annotations
 
 import builtins
+import functools
 import gc
 import os
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar, cast
 
 import torch
 from torch.autograd.function import BackwardCFunction
@@ -115,6 +116,24 @@ class _Names(NamedTuple):
 
 
 # -- input checks -------------------------------------------------------------
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _runs_no_user_code(func: _F) -> _F:
+    """Run ``func`` with ``__torch_function__`` off (subclasses and modes).
+
+    Reading a tensor's ``grad_fn``, shape or dtype would otherwise call a
+    subclass's ``__torch_function__``: user code, run by a read-only call.
+    """
+
+    @functools.wraps(func)
+    def reading(*args: Any, **kwargs: Any) -> Any:
+        with torch._C.DisableTorchFunction():
+            return func(*args, **kwargs)
+
+    return cast(_F, reading)
 
 
 def _type_name(value: object) -> str:
@@ -264,6 +283,7 @@ def _walk(root: Node) -> _Graph:
     return graph
 
 
+@_runs_no_user_code
 def walk_graph(root: torch.Tensor | Node) -> list[Node]:
     """List every node of the backward graph behind ``root``, each once.
 
@@ -304,6 +324,7 @@ def walk_graph(root: torch.Tensor | Node) -> list[Node]:
     return [] if node is None else _walk(node).nodes
 
 
+@_runs_no_user_code
 def free_graph(tensor: torch.Tensor) -> int:
     """Detach ``tensor`` from its backward graph and free the graph safely.
 
@@ -547,13 +568,19 @@ def _dtype(t: torch.Tensor) -> str:
     return str(t.dtype).removeprefix("torch.")
 
 
+def _shape(t: torch.Tensor) -> str:
+    """``(2, 3)``, or ``nested (2 tensors)`` for a strided nested tensor."""
+    if t.is_nested and t.layout == torch.strided:  # it has no single shape
+        count = t.size(0)
+        return f"nested ({count} tensor{'' if count == 1 else 's'})"
+    return str(tuple(t.shape))
+
+
 def _leaf_text(t: torch.Tensor, name: str | None) -> str:
     """``a: leaf tensor, shape (2,), float32, requires_grad=True``."""
     kind = "leaf parameter" if isinstance(t, torch.nn.Parameter) else "leaf tensor"
     label = f"{_visible(name)}: {kind}" if name is not None else kind
-    return (
-        f"{label}, shape {tuple(t.shape)}, {_dtype(t)}, requires_grad={t.requires_grad}"
-    )
+    return f"{label}, shape {_shape(t)}, {_dtype(t)}, requires_grad={t.requires_grad}"
 
 
 def _no_graph_text(t: torch.Tensor, names: _Names) -> str:
@@ -569,7 +596,7 @@ def _leaf_of(node: Node) -> torch.Tensor | None:
 def _short_leaf(t: torch.Tensor, name: str | None, sep: str = "\n") -> str:
     """``a``, ``sep``, ``(2,) float32``: the compact leaf label of pictures."""
     label = _visible(name) if name is not None else "leaf"
-    return f"{label}{sep}{tuple(t.shape)} {_dtype(t)}"
+    return f"{label}{sep}{_shape(t)} {_dtype(t)}"
 
 
 def _outputs_text(node: Node, names: _Names, show_retained: bool) -> str:
@@ -595,7 +622,7 @@ def _tensor_text(t: torch.Tensor) -> str:
     """
     if type(t) is not torch.Tensor:
         return f"<{_visible(type(t).__name__)}>"
-    text = f"tensor of shape {tuple(t.shape)}, {_dtype(t)}"
+    text = f"tensor of shape {_shape(t)}, {_dtype(t)}"
     if (
         t.dim() == 0
         and t.device.type == "cpu"
@@ -968,6 +995,7 @@ def _label_lines(parts: _Parts, names: _Names) -> list[str]:
 # -- text ---------------------------------------------------------------------
 
 
+@_runs_no_user_code
 def format_graph(
     root: torch.Tensor | Node,
     *,
@@ -1178,6 +1206,7 @@ def _dot_lines(
     return lines
 
 
+@_runs_no_user_code
 def to_dot(
     root: torch.Tensor | Node,
     *,
@@ -1238,6 +1267,7 @@ def to_dot(
     )
 
 
+@_runs_no_user_code
 def render_dot(
     root: torch.Tensor | Node,
     filename: str | os.PathLike[str],
