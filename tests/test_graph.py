@@ -795,3 +795,14 @@ def test_a_nested_tensor_leaf_is_described() -> None:
     assert "leaf tensor, shape nested (2 tensors), float32" in text
     assert format_graph(nt).startswith("leaf tensor, shape nested (2 tensors)")
     assert "nested (2 tensors) float32" in to_dot(nt * 2)
+
+
+@pytest.mark.parametrize("max_nodes", [0, -1])
+def test_render_dot_refuses_a_max_nodes_below_one(
+    max_nodes: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "graphviz", FakeGraphviz(has_dot=True))
+    y = (torch.ones(2, requires_grad=True) * 2).sum()
+    with pytest.raises(ValueError, match=r"'max_nodes' must be at least 1, not -?\d"):
+        render_dot(y, tmp_path / "g.svg", max_nodes=max_nodes)
+    assert not (tmp_path / "g.svg").exists()

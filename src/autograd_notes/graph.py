@@ -1311,7 +1311,8 @@ def render_dot(
     TypeError
         For a bad argument.
     ValueError
-        For an unknown ``format``, or a graph larger than ``max_nodes``.
+        For an unknown ``format``, a ``max_nodes`` below 1, or a graph larger
+        than ``max_nodes``.
     ImportError
         If the ``graphviz`` package is missing.
     RuntimeError
@@ -1354,6 +1355,10 @@ def render_dot(
         raise TypeError(
             "render_dot() argument 'max_nodes' must be an int, "
             f"not {_type_name(max_nodes)}"
+        )
+    if max_nodes < 1:
+        raise ValueError(
+            f"render_dot() argument 'max_nodes' must be at least 1, not {max_nodes}"
         )
     index = _index_names(names, "render_dot")
     _check_bool(show_saved, "show_saved", "render_dot")
