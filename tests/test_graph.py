@@ -806,3 +806,35 @@ def test_render_dot_refuses_a_max_nodes_below_one(
     with pytest.raises(ValueError, match=r"'max_nodes' must be at least 1, not -?\d"):
         render_dot(y, tmp_path / "g.svg", max_nodes=max_nodes)
     assert not (tmp_path / "g.svg").exists()
+
+
+@pytest.mark.parametrize("func", [*READERS[1:], "free_graph"])
+def test_a_torch_below_the_floor_is_refused_by_what_needs_it(
+    func: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "graphviz", FakeGraphviz(has_dot=True))
+    y = (torch.ones(2, requires_grad=True) * 2).sum()
+    calls = {
+        "format_graph": lambda: format_graph(y, show_saved=True),
+        "to_dot": lambda: to_dot(y, show_saved=True),
+        "draw_graph": lambda: draw_graph(y, show_saved=True),
+        "render_dot": lambda: render_dot(y, tmp_path / "g.svg", show_saved=True),
+        "free_graph": lambda: free_graph(y),
+    }
+    monkeypatch.setattr(torch, "__version__", "2.9.1+cpu")
+    with pytest.raises(
+        RuntimeError, match=r"needs torch >= 2\.13; this is torch 2\.9\.1"
+    ):
+        calls[func]()
+    assert y.grad_fn is not None  # nothing was freed or changed
+    format_graph(y)  # what works on any torch still works
+
+
+def test_the_floor_is_pyprojects() -> None:
+    import tomllib
+
+    from autograd_notes.graph import _TORCH_FLOOR
+
+    root = Path(__file__).resolve().parents[1]
+    deps = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    assert f"torch>={_TORCH_FLOOR}" in deps["dependencies"]

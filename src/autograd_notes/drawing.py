@@ -20,6 +20,7 @@ from autograd_notes.graph import (
     _as_node,
     _check_bool,
     _check_grouping,
+    _check_torch,
     _entry_parts,
     _index_names,
     _label_lines,
@@ -214,6 +215,8 @@ def draw_graph(
     node = _as_node(root, "draw_graph")
     names_index = _index_names(names, "draw_graph")
     _check_bool(show_saved, "show_saved", "draw_graph")
+    if show_saved:
+        _check_torch("draw_graph", " with show_saved=True")
     _check_bool(collapse, "collapse", "draw_graph")
     _check_grouping(modules, depth, "draw_graph")
     try:

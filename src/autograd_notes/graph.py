@@ -150,6 +150,20 @@ def _type_name(value: object) -> str:
     return name
 
 
+# The oldest torch whose nodes expose what show_saved and free_graph rely on
+# (pyproject.toml's floor; an older one is reached only by overriding pip).
+_TORCH_FLOOR = "2.13"
+
+
+def _check_torch(func: str, feature: str) -> None:
+    """Refuse ``feature`` on a torch below the floor instead of misbehaving."""
+    if torch.torch_version.TorchVersion(torch.__version__) < _TORCH_FLOOR:
+        raise RuntimeError(
+            f"{func}(){feature} needs torch >= {_TORCH_FLOOR}; this is torch "
+            f"{torch.__version__} (pip install 'torch>={_TORCH_FLOOR}')"
+        )
+
+
 def _as_node(root: object, func: str) -> Node | None:
     """The grad_fn to start from, or None for a tensor that has no graph."""
     if isinstance(root, torch.Tensor):
@@ -367,6 +381,7 @@ def free_graph(tensor: torch.Tensor) -> int:
             "free_graph() argument 'tensor' must be a torch.Tensor, "
             f"not {_type_name(tensor)}"
         )
+    _check_torch("free_graph", "")
     root = tensor.grad_fn
     if root is None:
         return 0
@@ -642,7 +657,7 @@ def _value_text(value: object) -> str:
         isinstance(item, torch.Tensor) for item in value
     ):
         items = [
-            f"tensor of shape {tuple(item.shape)}"
+            f"tensor of shape {_shape(item)}"
             if type(item) is torch.Tensor
             else _plain_repr(item)
             for item in value
@@ -718,7 +733,7 @@ def _saved_values(node: Node) -> list[tuple[str, str]]:
             if packed is not None:
                 items.append(packed)
             elif isinstance(data, torch.Tensor):
-                items.append(f"tensor of shape {tuple(data.shape)}")
+                items.append(f"tensor of shape {_shape(data)}")
             else:
                 items.append("None")
         text = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
@@ -1080,6 +1095,8 @@ def format_graph(
     node = _as_node(root, "format_graph")
     index = _index_names(names, "format_graph")
     _check_bool(show_saved, "show_saved", "format_graph")
+    if show_saved:
+        _check_torch("format_graph", " with show_saved=True")
     _check_bool(show_retained, "show_retained", "format_graph")
     _check_bool(collapse, "collapse", "format_graph")
     _check_grouping(modules, depth, "format_graph")
@@ -1260,6 +1277,8 @@ def to_dot(
     node = _as_node(root, "to_dot")
     index = _index_names(names, "to_dot")
     _check_bool(show_saved, "show_saved", "to_dot")
+    if show_saved:
+        _check_torch("to_dot", " with show_saved=True")
     _check_bool(collapse, "collapse", "to_dot")
     _check_grouping(modules, depth, "to_dot")
     return "\n".join(
@@ -1362,6 +1381,8 @@ def render_dot(
         )
     index = _index_names(names, "render_dot")
     _check_bool(show_saved, "show_saved", "render_dot")
+    if show_saved:
+        _check_torch("render_dot", " with show_saved=True")
     _check_bool(collapse, "collapse", "render_dot")
     _check_grouping(modules, depth, "render_dot")
     try:
