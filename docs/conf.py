@@ -245,7 +245,8 @@ html_title = "autograd-notes"
 html_static_path = ["_static"]
 templates_path = ["_templates"]
 html_css_files = ["custom.css"]
-html_js_files = ["sidebar-a11y.js"]
+# table-labels.js: wide tables stack on phones, or scroll in their box with a cue.
+html_js_files = ["sidebar-a11y.js", "table-labels.js"]
 html_last_updated_fmt = None
 html_theme_options = {
     "repository_url": REPOSITORY,

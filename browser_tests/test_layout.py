@@ -1,0 +1,451 @@
+"""Every page of both editions fits a phone (390 px) and a desktop (1280 px).
+
+At each width, on every page (:func:`layout_problems`, one load per page and
+width):
+
+* ``page``: the document never scrolls sideways (nothing is wider than the
+  viewport), and the page does not hide such overflow by clipping ``html`` or
+  ``body``;
+* ``headings``: every heading of the article, and all of its text (long
+  ``code`` too), lies within the viewport and within the heading's own box;
+* ``tables``: every table of the article either fits its box, or scrolls
+  inside a box of its own that stays within the viewport and shows the cue
+  (the shadow and the caption that ``docs/_static/table-labels.js`` adds); a
+  table stacked into rows labels every cell with its column's header;
+* ``outputs``: no output block (sphinx-gallery's ``.sphx-glr-script-out``,
+  myst-nb's cell outputs) has a line wider than the block: long lines wrap.
+
+``test_*_is_found`` prove that each check can fail: a copy of the site whose
+pages carry the defect (a nowrap heading, a wide table without its box, a
+non-wrapping output, the stylesheet removed). ``test_screenshots_at_390`` keeps
+pictures of a few pages on a phone in ``artifacts/layout/``.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import webcheck
+from playwright.sync_api import Browser, BrowserContext, Page
+
+WIDTHS = {"phone": 390, "desktop": 1280}
+HEIGHTS = {"phone": 844, "desktop": 800}
+
+# The article's output blocks: what a page's code printed.
+OUTPUTS = ".sphx-glr-script-out pre, .cell_output pre"
+
+LAYOUT_JS = r"""
+({width, outputs}) => {
+  const found = {page: [], headings: [], tables: [], outputs: []};
+  const doc = document.documentElement;
+  const article = document.querySelector('.bd-article') || document.body;
+  const slack = 1;  // sub-pixel rounding
+  const shown = el => {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0
+      && getComputedStyle(el).visibility !== 'hidden';
+  };
+  const name = el => {
+    const id = el.id ? '#' + el.id : '';
+    const cls = typeof el.className === 'string' && el.className.trim()
+      ? '.' + el.className.trim().split(/\s+/).slice(0, 2).join('.') : '';
+    const text = (el.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 50);
+    return `<${el.tagName.toLowerCase()}${id}${cls}> "${text}"`;
+  };
+  // The nearest ancestor that scrolls sideways (or clips), below <body>.
+  const scroller = el => {
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      if (['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(a).overflowX))
+        return a;
+    }
+    return null;
+  };
+  const right = el => el.getBoundingClientRect().right + window.scrollX;
+  const left = el => el.getBoundingClientRect().left + window.scrollX;
+
+  // -- the page
+  const pageWidth = Math.max(doc.scrollWidth, document.body.scrollWidth);
+  found.pageWidth = pageWidth;
+  if (pageWidth > width + slack) {
+    const culprits = [...document.body.querySelectorAll('*')]
+      .filter(el => shown(el) && right(el) > width + slack && !scroller(el)
+        && !(left(el) <= 0 && right(el) >= pageWidth - slack))  // the page's own width
+      .filter((el, _, all) => !all.includes(el.parentElement))
+      .sort((a, b) => right(b) - right(a))
+      .slice(0, 3)
+      .map(el => `${name(el)} reaches ${Math.round(right(el))} px`);
+    found.page.push(
+      `scrolls sideways: ${pageWidth} px wide at ${width} px (${culprits.join('; ')})`);
+  }
+  for (const el of [doc, document.body]) {
+    const overflow = getComputedStyle(el).overflowX;
+    if (overflow === 'hidden' || overflow === 'clip')
+      found.page.push(`<${el.tagName.toLowerCase()}> clips what overflows`
+        + ` (overflow-x: ${overflow})`);
+  }
+
+  // -- headings: the box and every line of its text within the viewport
+  for (const h of article.querySelectorAll('h1, h2, h3, h4, h5, h6')) {
+    if (!shown(h)) continue;
+    const range = document.createRange();
+    range.selectNodeContents(h);
+    const text = range.getBoundingClientRect();
+    const box = h.getBoundingClientRect();
+    const lo = Math.min(box.left, text.left) + window.scrollX;
+    const hi = Math.max(box.right, text.right) + window.scrollX;
+    if (lo < -slack || hi > width + slack)
+      found.headings.push(`${name(h)} spans ${Math.round(lo)}..${Math.round(hi)} px`
+        + ` of a ${width} px viewport`);
+    else if (h.scrollWidth > h.clientWidth + slack || text.right > box.right + slack)
+      found.headings.push(`${name(h)} overflows its box`
+        + ` (${Math.round(text.right - box.left)} px of text`
+        + ` in ${Math.round(box.width)} px)`);
+  }
+
+  // -- tables: fit, or scroll in a box of their own with the cue
+  for (const table of article.querySelectorAll('table')) {
+    if (!shown(table) || table.closest('.sphx-glr-script-out, .cell_output')) continue;
+    const box = scroller(table);
+    const room = box ? box.clientWidth : article.clientWidth;
+    const stacked = table.classList.contains('stacked');
+    if (stacked) {
+      for (const cell of table.querySelectorAll('tbody td')) {
+        if (!cell.textContent.trim()) continue;
+        const label = getComputedStyle(cell, '::before').content;
+        if (!cell.dataset.label || ['none', 'normal', '""'].includes(label))
+          found.tables.push(`${name(table)}: stacked cell ${name(cell)} has no label`);
+      }
+    }
+    if (table.getBoundingClientRect().width <= room + slack
+        && right(table) <= width + slack) continue;  // it fits
+    if (!box || !['auto', 'scroll'].includes(getComputedStyle(box).overflowX)) {
+      const wide = Math.round(table.getBoundingClientRect().width);
+      found.tables.push(`${name(table)} is ${wide} px wide,`
+        + ` in no box of its own that scrolls`);
+      continue;
+    }
+    if (right(box) > width + slack || left(box) < -slack)
+      found.tables.push(`${name(table)}: its scroll box is not within the viewport`);
+    const wrapper = box.closest('.table-scroll');
+    const cue = wrapper && wrapper.querySelector('.table-scroll-cue');
+    if (!wrapper || !wrapper.classList.contains('overflowing') || !cue || !shown(cue)
+        || !cue.textContent.trim())
+      found.tables.push(`${name(table)} scrolls in its box without a visible caption`);
+    const edge = box.scrollLeft > 0 ? '::before' : '::after';
+    const fade = wrapper && getComputedStyle(wrapper, edge);
+    if (!fade || fade.backgroundImage === 'none' || Number(fade.opacity) === 0)
+      found.tables.push(`${name(table)} scrolls in its box without the fade`);
+  }
+
+  // -- outputs: long lines wrap
+  for (const pre of article.querySelectorAll(outputs)) {
+    if (!shown(pre)) continue;
+    if (pre.scrollWidth > pre.clientWidth + slack || right(pre) > width + slack)
+      found.outputs.push(`${name(pre)}: a line is ${pre.scrollWidth} px wide in a`
+        + ` ${pre.clientWidth} px block`);
+  }
+  return found;
+}
+"""
+
+CHECKS = ("page", "headings", "tables", "outputs")
+
+
+def layout(page: Page, width: int) -> dict[str, Any]:
+    """The layout report of the loaded ``page`` (``width``: its viewport's)."""
+    result: dict[str, Any] = page.evaluate(
+        LAYOUT_JS, {"width": width, "outputs": OUTPUTS}
+    )
+    return result
+
+
+def new_layout_context(browser: Browser, size: str) -> BrowserContext:
+    """A context like a reader's at ``size``: a phone (touch, the page's
+    ``<meta name="viewport">`` honoured) or a desktop window."""
+    phone = size == "phone"
+    context = browser.new_context(
+        viewport={"width": WIDTHS[size], "height": HEIGHTS[size]},
+        is_mobile=phone,
+        has_touch=phone,
+        device_scale_factor=2 if phone else 1,
+        color_scheme="light",
+    )
+    webcheck.block_external(context)
+    return context
+
+
+class LayoutChecks:
+    """:func:`layout` of every page at every width, one load each, kept for
+    the session (the four tests of a page and width read one report)."""
+
+    def __init__(self, browser: Browser, base: str) -> None:
+        self.browser = browser
+        self.base = base
+        self.contexts: dict[str, BrowserContext] = {}
+        self.reports: dict[tuple[str, str, str], dict[str, Any]] = {}
+
+    def context(self, size: str) -> BrowserContext:
+        if size not in self.contexts:
+            self.contexts[size] = new_layout_context(self.browser, size)
+        return self.contexts[size]
+
+    def __call__(self, edition: str, path: str, size: str) -> dict[str, Any]:
+        key = (edition, path, size)
+        if key not in self.reports:
+            url = webcheck.page_url(self.base, edition, path)
+            page, visit = webcheck.open_page(self.context(size), url)
+            try:
+                self.reports[key] = layout(page, WIDTHS[size])
+                self.reports[key]["load"] = visit.problems()
+            finally:
+                page.close()
+        return self.reports[key]
+
+    def close(self) -> None:
+        for context in self.contexts.values():
+            context.close()
+
+
+@pytest.fixture(scope="session")
+def layout_checks(browser: Browser, base_url: str) -> Iterator[LayoutChecks]:
+    checks = LayoutChecks(browser, base_url)
+    yield checks
+    checks.close()
+
+
+@pytest.fixture(params=list(WIDTHS))
+def size(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_layout(
+    layout_checks: LayoutChecks, edition: str, page_path: str, size: str, check: str
+):
+    report = layout_checks(edition, page_path, size)
+    assert report["load"] == [], "\n".join(report["load"])
+    assert report[check] == [], "\n".join(report[check])
+
+
+# -- the checks can fail ---------------------------------------------------------
+
+# Pages the defects are added to: one with a heading that holds long code and
+# wide outputs, one with tables.
+CHEATSHEET = "reference/cheatsheet.html"
+TUTORIAL = "tutorials/02_leaf_tensors.html"
+WIDE_CODE = "torch.autograd.graph.Node.register_prehook_and_more"
+
+DEFECTS: dict[str, tuple[str, str]] = {
+    # name -> (page it is made from, what goes into the end of its article)
+    "nowrap-heading.html": (
+        TUTORIAL,
+        f'<h2 style="white-space: nowrap">A heading with long code <code>{WIDE_CODE}'
+        "</code></h2>",
+    ),
+    "unboxed-table.html": (
+        CHEATSHEET,
+        '<table style="width: 900px"><tr><td>one</td><td>two</td></tr></table>',
+    ),
+    # Stacked, but table-labels.js never labelled it (it leaves tables that
+    # are already in a .table-scroll alone).
+    "unlabelled-table.html": (
+        CHEATSHEET,
+        '<div class="table-scroll"><table class="stacked"><thead><tr><th>A</th>'
+        "</tr></thead><tbody><tr><td>a cell without its label</td></tr></tbody>"
+        "</table></div>",
+    ),
+    "long-output.html": (
+        TUTORIAL,
+        '<div class="sphx-glr-script-out"><pre style="white-space: pre;'
+        ' overflow-x: auto">' + "tensor([" + "0.1234, " * 120 + "])</pre></div>",
+    ),
+    # Not a defect: a wide table without a header row, in the theme's scroll
+    # box, as Sphinx writes one. It cannot stack, so it scrolls, with the cue.
+    "wide-table.html": (
+        CHEATSHEET,
+        '<div class="pst-scrollable-table-container"><table class="table"><tbody>'
+        + "<tr>"
+        + "".join(
+            f'<td style="white-space: nowrap">column {i}: <code>{WIDE_CODE}</code></td>'
+            for i in range(4)
+        )
+        + "</tr></tbody></table></div>",
+    ),
+}
+
+
+def sibling(template: str, name: str) -> str:
+    """The path of page ``name`` in the folder of ``template``."""
+    return template.rpartition("/")[0] + "/" + name
+
+
+def unstyled(template: str) -> str:
+    return sibling(template, Path(template).name.replace(".html", "-unstyled.html"))
+
+
+@pytest.fixture(scope="module")
+def broken_layout(site: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built English edition, copied, with one page per defect, and a copy
+    of each of those pages (and of their templates) without the project's
+    stylesheet and table script: the site as it was before them."""
+    copy = tmp_path_factory.mktemp("layout") / "html"
+    shutil.copytree(site, copy, ignore=shutil.ignore_patterns(".doctrees", "zh_CN"))
+    pages = {}
+    for name, (template, defect) in DEFECTS.items():
+        markup = (site / template).read_text(encoding="utf-8")
+        assert "</article>" in markup
+        pages[sibling(template, name)] = markup.replace(
+            "</article>", defect + "</article>", 1
+        )
+    for template in (CHEATSHEET, TUTORIAL):
+        pages[template] = (site / template).read_text(encoding="utf-8")
+    for path, markup in list(pages.items()):
+        bare, count = re.subn(
+            r"<(link|script)\b[^>]*(custom\.css|table-labels\.js)[^>]*>(</script>)?",
+            "",
+            markup,
+        )
+        assert count == 2, f"{path}: custom.css and table-labels.js not found"
+        pages[unstyled(path)] = bare
+    for path, markup in pages.items():
+        (copy / path).write_text(markup, encoding="utf-8")
+    return copy
+
+
+@pytest.fixture(scope="module")
+def broken_url(broken_layout: Path) -> Iterator[str]:
+    with webcheck.serve(broken_layout) as url:
+        yield url
+
+
+def broken_report(browser: Browser, base: str, path: str, size: str) -> dict[str, Any]:
+    checks = LayoutChecks(browser, base)
+    try:
+        return checks("en", path, size)
+    finally:
+        checks.close()
+
+
+def test_nowrap_heading_is_found(browser: Browser, broken_url: str):
+    report = broken_report(
+        browser, broken_url, sibling(TUTORIAL, "nowrap-heading.html"), "phone"
+    )
+    assert any("A heading with long code" in p for p in report["headings"]), report
+    assert any("scrolls sideways" in p for p in report["page"]), report
+
+
+def test_unboxed_table_is_found(browser: Browser, broken_url: str):
+    path = sibling(CHEATSHEET, "unboxed-table.html")
+    report = broken_report(browser, broken_url, path, "desktop")
+    assert any("in no box of its own" in p for p in report["tables"]), report
+
+
+def test_unlabelled_stacked_table_is_found(browser: Browser, broken_url: str):
+    path = sibling(CHEATSHEET, "unlabelled-table.html")
+    report = broken_report(browser, broken_url, path, "phone")
+    assert any("has no label" in p for p in report["tables"]), report
+
+
+@pytest.mark.parametrize("size", list(WIDTHS))
+def test_long_output_line_is_found(browser: Browser, broken_url: str, size: str):
+    path = sibling(TUTORIAL, "long-output.html")
+    report = broken_report(browser, broken_url, path, size)
+    assert any("tensor([0.1234" in p for p in report["outputs"]), report
+
+
+@pytest.mark.parametrize("size", list(WIDTHS))
+def test_wide_table_scrolls_in_its_box_with_the_cue(
+    browser: Browser, broken_url: str, size: str
+):
+    """A table that can neither shrink nor stack scrolls in its box, with the
+    caption and the fade; without the stylesheet and script the check fails."""
+    path = sibling(CHEATSHEET, "wide-table.html")
+    assert broken_report(browser, broken_url, path, size)["tables"] == []
+    bare = broken_report(browser, broken_url, unstyled(path), size)["tables"]
+    assert any("without a visible caption" in p for p in bare), bare
+    assert any("without the fade" in p for p in bare), bare
+
+    # The fade follows the scroll: on the right until the end, then on the left.
+    context = new_layout_context(browser, size)
+    try:
+        page, visit = webcheck.open_page(
+            context, webcheck.page_url(broken_url, "en", path)
+        )
+        wrapper = page.locator(".table-scroll:has(code)").last
+        opacity = "(el, side) => getComputedStyle(el, side).opacity"
+        assert wrapper.evaluate(opacity, "::after") == "1"
+        assert wrapper.evaluate(opacity, "::before") == "0"
+        cue = wrapper.locator(".table-scroll-cue")
+        assert cue.is_visible()
+        assert cue.inner_text() == "Scroll sideways to see every column →"
+        box = wrapper.locator(".pst-scrollable-table-container")
+        box.evaluate("box => { box.scrollLeft = box.scrollWidth; }")
+        page.wait_for_function(
+            "el => el.classList.contains('at-end')", arg=wrapper.element_handle()
+        )
+        webcheck.settle(page)
+        assert wrapper.evaluate(opacity, "::after") == "0"
+        assert wrapper.evaluate(opacity, "::before") == "1"
+        assert visit.problems() == []
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize(
+    ("template", "kinds"),
+    [(CHEATSHEET, ("tables",)), (TUTORIAL, ("page", "headings", "outputs"))],
+)
+def test_the_site_without_its_layout_css_fails(
+    browser: Browser, broken_url: str, template: str, kinds: tuple[str, ...]
+):
+    """Without custom.css and table-labels.js a page fails on a phone, as the
+    site did before them; with them the same page passes."""
+    report = broken_report(browser, broken_url, unstyled(template), "phone")
+    assert all(report[kind] for kind in kinds), report
+    styled = broken_report(browser, broken_url, template, "phone")
+    assert all(styled[kind] == [] for kind in CHECKS), styled
+
+
+# -- screenshots -------------------------------------------------------------------
+
+SCREENSHOTS = {
+    # page -> the elements to show, besides the top of the page
+    "tutorials/01_one_training_step.html": (OUTPUTS,),
+    TUTORIAL: ("h2:has-text('Variable')",),
+    "reference/graph.html": ("dt.sig",),
+    "reference/masks.html": ("dt.sig",),
+    CHEATSHEET: ("table",),
+    "tutorials/03_grad_fn_and_the_graph.html": (
+        ".sphx-glr-script-out pre:has-text('UserWarning')",
+    ),
+}
+
+
+@pytest.mark.parametrize("path", list(SCREENSHOTS))
+def test_screenshots_at_390(
+    browser: Browser, base_url: str, edition: str, path: str, artifacts: Path
+):
+    """The top of the page, and the first of each kind of element, on a phone."""
+    folder = artifacts / "layout"
+    folder.mkdir(parents=True, exist_ok=True)
+    context = new_layout_context(browser, "phone")
+    try:
+        page, visit = webcheck.open_page(
+            context, webcheck.page_url(base_url, edition, path)
+        )
+        stem = f"{edition}-{path.replace('/', '-').removesuffix('.html')}"
+        page.screenshot(path=folder / f"{stem}-top.png")
+        for index, selector in enumerate(SCREENSHOTS[path]):
+            element = page.locator(selector).first
+            element.scroll_into_view_if_needed()
+            page.evaluate("() => window.scrollBy(0, -60)")
+            page.screenshot(path=folder / f"{stem}-{index + 1}.png")
+        assert visit.problems() == []
+        assert layout(page, WIDTHS["phone"])["page"] == []
+    finally:
+        context.close()
