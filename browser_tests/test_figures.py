@@ -36,7 +36,7 @@ IMAGES_JS = """() => [...document.querySelectorAll('img')].map((img) => {
   const box = img.getBoundingClientRect();
   const link = img.closest('a[href]');
   const card = img.closest('.sphx-glr-thumbcontainer');
-  const figure = img.closest('.graph-figure') || img;
+  const figure = img.closest('.graph-figure') || img.closest('a') || img;
   const legend = figure.nextElementSibling;
   return {
     src: img.src,
@@ -97,7 +97,7 @@ def test_pictures(
     page.set_viewport_size({"width": width, "height": 800})
     images = page.evaluate(IMAGES_JS)
     problems = []
-    numbers, hashes = [], {}
+    hashes: dict[str, str] = {}
     for image in images:
         name = urlsplit(image["src"]).path.rpartition("/")[2]
         alt = image["alt"]
@@ -138,7 +138,6 @@ def test_pictures(
             number = image["card"]["number"]
             if wanted is None or number != wanted.group(1):
                 problems.append(f"card {image['card']['href']}: number {number!r}")
-            numbers.append(number)
             digest = hashlib.sha256(source.read_bytes()).hexdigest()
             if digest in hashes:
                 problems.append(f"{name}: same thumbnail as {hashes[digest]}")

@@ -104,15 +104,39 @@ def describe_in(language: str, description: str) -> str:
 
 
 def _graph_description(fig: Any) -> str | None:
-    """The description of a drawing of draw_graph's; drop its baked legend."""
+    """The description of a drawing of draw_graph's; drop its baked legend.
+
+    The page shows the legend, in its language. A figure that holds only the
+    drawing is then cut to the drawing's width (its margins were room for the
+    legend), keeping its scale, so its text is as large as can be on a phone.
+    """
     for ax in fig.axes:
         label = ax.get_label()
         if DESCRIPTION.match(label):
             legend = ax.get_legend()
             if legend is not None:
-                legend.remove()  # the page shows it, in its language
+                legend.remove()
+            if len(fig.axes) == 1 and tuple(ax.get_position().intervalx) == (0, 1):
+                _trim(fig, ax)
             return str(label)
     return None
+
+
+def _trim(fig: Any, ax: Any) -> None:
+    """Cut a drawing's figure to what is drawn in it, one data unit an inch."""
+    fig.draw_without_rendering()
+    boxes = [a.get_window_extent() for a in [*ax.texts, *ax.patches] if a.get_visible()]
+    left, right = (
+        ax.transData.inverted().transform((x, 0))[0]
+        for x in (min(b.x0 for b in boxes), max(b.x1 for b in boxes))
+    )
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    inch = (x1 - x0) / fig.get_size_inches()[0]  # data units per inch
+    pad = 0.2 * inch
+    left, right = max(x0, left - pad), min(x1, right + pad)
+    fig.set_size_inches((right - left) / inch, (y1 - y0) / inch)
+    ax.set_position((0.0, 0.0, 1.0, 1.0))
+    ax.set_xlim(left, right)
 
 
 def graph_scraper(block: Any, block_vars: Any, gallery_conf: Any, **kwargs: Any) -> str:
