@@ -13,7 +13,9 @@ explanation pages. This extension:
   :func:`graph_scraper` and in a kernel's PNG as its ``Description``;
   translated on the zh pages;
 * replaces the legend drawn into the picture, English in both editions, by a
-  legend under it in the page's language (the same colours, as HTML);
+  legend under it in the page's language (the same colours, as HTML), and
+  cuts the picture to the drawing's width at the same scale (the margins
+  were room for that legend), so its text is as large as it can be;
 * links each graph drawing to its full-size image, so a phone can open it;
 * gives each tutorial card its number, and to a tutorial without a figure a
   thumbnail of its own: a card with its number and its question, drawn at
@@ -338,7 +340,8 @@ def write_cards(app: Sphinx) -> None:
     language = app.config.language if app.config.language in LEGEND else "en"
     images = Path(app.srcdir, "tutorials", "images")
     (images / "thumb").mkdir(parents=True, exist_ok=True)
-    for script in sorted(Path(app.srcdir, "..", "gallery").glob("[0-9][0-9]_*.py")):
+    (gallery,) = app.config.sphinx_gallery_conf["examples_dirs"]
+    for script in sorted(Path(app.srcdir, gallery).glob("[0-9][0-9]_*.py")):
         stem = script.stem
         if (images / f"sphx_glr_{stem}_001.png").exists():
             continue  # its own first figure is its thumbnail
