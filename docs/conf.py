@@ -52,6 +52,7 @@ extensions = [
     "codecomments",  # comments in code: in the catalogs, translated on zh pages
     "parallelread",  # -j: every core executes its share of the pages
     "redirects",  # old tutorial URLs lead to the renumbered pages
+    "figures",  # 2x figures, graph alt text and legends, numbered tutorial cards
 ]
 
 exclude_patterns = [
@@ -156,7 +157,10 @@ def _quiet_build() -> None:
     kernels = BUILD / "jupyter"
     # "python3": the kernel the pages' front matter names.
     spec = kernels / "kernels" / "python3" / "kernel.json"
-    text = json.dumps(get_kernel_dict(["--IPKernelApp.log_level=ERROR"]), indent=1)
+    from figures import KERNEL_ARGS  # 2x figures, described graph drawings
+
+    argv = ["--IPKernelApp.log_level=ERROR", *KERNEL_ARGS]
+    text = json.dumps(get_kernel_dict(argv), indent=1)
     if not spec.exists() or spec.read_text() != text:
         spec.parent.mkdir(parents=True, exist_ok=True)
         spec.write_text(text)
@@ -210,6 +214,8 @@ sphinx_gallery_conf = {
     "show_memory": False,
     "capture_repr": ("_repr_html_", "__repr__"),
     "image_srcset": ["2x"],
+    # Graph drawings: alt text that says what they show (docs/_ext/figures.py).
+    "image_scrapers": ("figures.graph_scraper",),
     "thumbnail_size": (400, 280),
     "first_notebook_cell": None,
     "show_signature": False,

@@ -9,8 +9,9 @@ only when it is called.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 from torch.autograd.graph import Node
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
     from matplotlib.patches import FancyBboxPatch
+    from matplotlib.text import Text
 
 __all__ = ["draw_graph"]
 
@@ -169,7 +171,7 @@ def draw_graph(
     Nodes sit in layers: layer ``k`` holds the entries whose longest path from
     the root has ``k`` steps, and every leaf sits in the bottom layer. Within
     a layer, entries keep :func:`autograd_notes.walk_graph` order, so the
-    picture is the same on every run.
+    picture is the same on every run. Edges are routed around the boxes.
 
     Parameters
     ----------
@@ -182,7 +184,8 @@ def draw_graph(
         Axes to draw into. By default a new figure is made with ``pyplot``,
         sized to the graph, on a white background. The legend sits just
         above the axes: in a figure of your own, leave room for it
-        (``layout="constrained"`` does).
+        (``layout="constrained"`` does). Boxes keep their size in points, so
+        axes too small for the graph make them overlap.
 
     Returns
     -------
@@ -190,7 +193,10 @@ def draw_graph(
         The figure drawn on; ``plt.show`` is not called. Arrows point the way
         gradients flow, from the root (top, amber) through backward nodes
         (blue boxes) to the leaves (bottom, green pills). Two edges between
-        the same pair of entries are drawn as one arrow.
+        the same pair of entries are drawn as one arrow. An arrow never
+        crosses a box: one that skips rows passes between their boxes. The
+        axes' label (``ax.get_label()``) says in words what the picture
+        shows, for alt text.
 
     Raises
     ------
@@ -221,11 +227,12 @@ def draw_graph(
     _check_grouping(modules, depth, "draw_graph")
     try:
         import matplotlib.pyplot as plt
-        import networkx as nx
+        import networkx  # noqa: F401  (_layers needs it)
         from matplotlib.axes import Axes
         from matplotlib.figure import Figure
         from matplotlib.legend_handler import HandlerPatch
-        from matplotlib.patches import FancyBboxPatch
+        from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+        from matplotlib.path import Path
     except ImportError as exc:
         raise ImportError(
             f"draw_graph() needs matplotlib and networkx: {_PLOT_HINT}"
@@ -239,62 +246,50 @@ def draw_graph(
         root, node, names_index, show_saved, collapse, modules, depth
     )
     layers = _layers(children)
-    bottom = max(layers)
-    dag = nx.DiGraph()
-    dag.add_nodes_from(range(len(labels)))
-    # A dict subset_key (networkx >= 3.3) keeps the order given within layers.
-    pos = nx.multipartite_layout(dag, subset_key=layers, align="horizontal")
-    xs = [float(pos[i][0]) for i in range(len(labels))]
-    ys = [-float(pos[i][1]) for i in range(len(labels))]  # root at the top
-
-    # Size: about 1.7 in per node across, and a row height per layer.
-    widest = max(len(members) for members in layers.values())
-    lines = max(label.count("\n") + 1 for label in labels)
-    wanted_w = 1.7 * widest + 0.6
-    fig_w = min(max(wanted_w, 5.5), 24.0)
-    fig_h = min(max((0.55 + 0.22 * lines) * (bottom + 1) + 0.9, 2.6), 24.0)
-    fontsize = max(5.0, min(9.0, 9.0 * fig_w / wanted_w))
+    rows = [layers[r] for r in sorted(layers)]
     if ax is None:
-        _, ax = plt.subplots(figsize=(fig_w, fig_h), layout="constrained")
-        ax.figure.set_facecolor("white")
-    parent = ax.figure
-    figure = parent if isinstance(parent, Figure) else parent.figure
+        figure = plt.figure(figsize=(5.5, 2.6))
+        figure.set_facecolor("white")
+        ax = figure.add_axes((0.0, 0.0, 1.0, 1.0))
+        own = True
+    else:
+        parent = ax.figure
+        figure = parent if isinstance(parent, Figure) else parent.figure
+        own = False
     assert isinstance(figure, Figure)
     ax.set_facecolor("white")
     ax.set_axis_off()
-    # multipartite_layout spaces neighbours evenly; pad by about half a step.
-    step_x = (max(xs) - min(xs)) / (widest - 1) if widest > 1 else 1.0
-    step_y = (max(ys) - min(ys)) / bottom if bottom else 1.0
-    ax.set_xlim(min(xs) - 0.6 * step_x, max(xs) + 0.6 * step_x)
-    ax.set_ylim(min(ys) - 0.5 * step_y, max(ys) + 0.5 * step_y)
-
-    boxes = []
-    for x, y, label, style_name in zip(xs, ys, labels, styles, strict=True):
+    texts = []
+    for label, style_name in zip(labels, styles, strict=True):
         _, boxstyle, fill, edge, width = _DRAW_STYLES[style_name]
         style = {"boxstyle": boxstyle, "facecolor": fill, "edgecolor": edge}
-        text = ax.text(
-            x,
-            y,
-            label,
-            ha="center",
-            va="center",
-            fontsize=fontsize,
-            color=_INK,
-            zorder=3,
-            bbox={**style, "linewidth": width},
-        )
-        boxes.append(text.get_bbox_patch())
-    # Arrows are clipped to the boxes they join, so they are drawn after them.
-    for i, kids in enumerate(children):
-        for k in dict.fromkeys(kids):
-            arrow = {"arrowstyle": "-|>", "color": _ARROW, "mutation_scale": 10}
-            ax.annotate(
-                "",
-                xy=(xs[k], ys[k]),
-                xytext=(xs[i], ys[i]),
-                zorder=4,
-                arrowprops={**arrow, "patchA": boxes[i], "patchB": boxes[k]},
+        texts.append(
+            ax.text(
+                0.0,
+                0.0,
+                label,
+                ha="center",
+                va="center",
+                fontsize=9.0,
+                color=_INK,
+                zorder=3,
+                bbox={**style, "linewidth": width},
             )
+        )
+    # Box sizes in inches, then a font small enough for the widest row.
+    sizes = _measure(figure, texts)
+    widest = max(_row_width(sizes, row) for row in rows)
+    if widest > _MAX_WIDTH - 2 * _GAP_X:
+        scale = max(5.0 / 9.0, (_MAX_WIDTH - 2 * _GAP_X) / widest)
+        for text in texts:
+            text.set_fontsize(9.0 * scale)
+        sizes = _measure(figure, texts)
+    width, height = _place(texts, sizes, rows)
+    ax.set_xlim(0.0, width)
+    ax.set_ylim(-height, 0.0)
+    if own:
+        figure.set_size_inches(width, height + _LEGEND_HEIGHT)
+        ax.set_position((0.0, 0.0, 1.0, height / (height + _LEGEND_HEIGHT)))
 
     shown = [kind for kind in _DRAW_STYLES if kind != "group" or "group" in styles]
     handles = [
@@ -317,4 +312,205 @@ def draw_graph(
         title_fontsize=8,
     )
     legend.get_title().set_color(_INK)
+
+    # Edges are routed around the boxes as drawn, in data coordinates.
+    figure.draw_without_rendering()
+    to_data = ax.transData.inverted()
+    boxes = []
+    for text in texts:
+        patch = text.get_bbox_patch()
+        assert patch is not None
+        (x0, y0), (x1, y1) = to_data.transform(patch.get_window_extent().get_points())
+        boxes.append(_Box(float(x0), float(x1), float(y0), float(y1)))
+    inches = ax.get_window_extent().width / figure.dpi  # 1.0 in a figure of ours
+    unit = width / inches if inches > 0 else 1.0  # data units per inch
+    edges = [(i, k) for i, kids in enumerate(children) for k in dict.fromkeys(kids)]
+    for path in _route(boxes, rows, edges, unit):
+        ax.add_patch(
+            FancyArrowPatch(
+                path=Path(path),
+                arrowstyle="-|>",
+                mutation_scale=10,
+                color=_ARROW,
+                linewidth=1.0,
+                joinstyle="round",
+                capstyle="round",
+                zorder=4,
+                gid="edge",
+            )
+        )
+    ax.set_label(_describe(labels, styles, children))
     return figure
+
+
+class _Box(NamedTuple):
+    """A node's box: its extent in data coordinates."""
+
+    left: float
+    right: float
+    bottom: float
+    top: float
+
+
+# Layout, in inches: room between boxes for edges, and the widest figure.
+_GAP_X = 0.5  # between two boxes of a row, and beside the outer ones
+_GAP_Y = 0.6  # between two rows
+_CLEARANCE = 0.1  # an edge never comes closer than this to a box it passes
+_LEGEND_HEIGHT = 0.6
+_MAX_WIDTH = 24.0
+
+
+def _measure(figure: Figure, texts: list[Text]) -> list[tuple[float, float]]:
+    """Width and height, in inches, of each text's box as drawn."""
+    figure.draw_without_rendering()
+    sizes = []
+    for text in texts:
+        patch = text.get_bbox_patch()
+        assert patch is not None
+        extent = patch.get_window_extent()
+        sizes.append((extent.width / figure.dpi, extent.height / figure.dpi))
+    return sizes
+
+
+def _row_width(sizes: list[tuple[float, float]], row: list[int]) -> float:
+    return sum(sizes[i][0] for i in row) + _GAP_X * (len(row) - 1)
+
+
+def _place(
+    texts: list[Text], sizes: list[tuple[float, float]], rows: list[list[int]]
+) -> tuple[float, float]:
+    """Centre each row's boxes, side by side, rows top down; the drawing's size.
+
+    One data unit is one inch of a figure ``draw_graph`` makes. A row's boxes
+    keep ``_GAP_X`` between them, and rows keep ``_GAP_Y``: room for edges.
+    """
+    width = max(5.5, max(_row_width(sizes, row) for row in rows) + 2 * _GAP_X)
+    top = _GAP_Y / 2  # room above the first row for an edge that goes up
+    for row in rows:
+        row_height = max(sizes[i][1] for i in row)
+        x = (width - _row_width(sizes, row)) / 2
+        for i in row:
+            texts[i].set_position((x + sizes[i][0] / 2, -(top + row_height / 2)))
+            x += sizes[i][0] + _GAP_X
+        top += row_height + _GAP_Y
+    return width, top - _GAP_Y / 2
+
+
+def _route(
+    boxes: list[_Box],
+    rows: list[list[int]],
+    edges: list[tuple[int, int]],
+    unit: float = 1.0,
+) -> list[list[tuple[float, float]]]:
+    """A path for each edge that enters no box but its two ends'.
+
+    An edge leaves its box's bottom and enters the top of the box it points
+    to. Between them it crosses the rows in between (all rows from its own
+    up to the target's, for an edge that goes up) through gaps between their
+    boxes: vertically, in a lane of the gap. Everything else it does between
+    rows, where no box is: a straight line from one row's band to the next.
+    Edges that share a gap, or leave or enter one box, are spread across it.
+    ``unit`` is the length of an inch in data coordinates.
+    """
+    clearance, outer = _CLEARANCE * unit, _GAP_X * unit
+    row_of = {i: r for r, row in enumerate(rows) for i in row}
+    top = [max(boxes[i].top for i in row) + clearance for row in rows]
+    bottom = [min(boxes[i].bottom for i in row) - clearance for row in rows]
+    gaps = []  # per row: the open intervals of x that no box of the row covers
+    for row in rows:
+        ordered = sorted(row, key=lambda i: boxes[i].left)
+        edges_x = [boxes[ordered[0]].left - outer]
+        for i in ordered:
+            edges_x += [boxes[i].left, boxes[i].right]
+        edges_x.append(boxes[ordered[-1]].right + outer)
+        gaps.append(list(zip(edges_x[::2], edges_x[1::2], strict=True)))
+
+    def centre(i: int) -> float:
+        return (boxes[i].left + boxes[i].right) / 2
+
+    # Rows each edge crosses, and the gap it takes in each: nearest its line.
+    crossings: list[list[tuple[int, int]]] = []
+    users: dict[tuple[int, int], list[tuple[float, int]]] = {}
+    for e, (i, k) in enumerate(edges):
+        a, b = row_of[i], row_of[k]
+        crossed = list(range(a + 1, b)) if b > a else list(range(a, b - 1, -1))
+        chosen = []
+        for step, r in enumerate(crossed, start=1):
+            x = centre(i) + (centre(k) - centre(i)) * step / (len(crossed) + 1)
+            g = min(
+                range(len(gaps[r])),
+                key=lambda g: (_distance(x, gaps[r][g]), g),
+            )
+            chosen.append((r, g))
+            users.setdefault((r, g), []).append((x, e))
+        crossings.append(chosen)
+    lane: dict[tuple[int, int], float] = {}
+    for (r, g), wanted in users.items():
+        lo, hi = gaps[r][g]
+        for j, (_, e) in enumerate(sorted(wanted)):
+            lane[e, r] = lo + (hi - lo) * (j + 1) / (len(wanted) + 1)
+
+    # Where each edge leaves and enters its boxes: spread along the side.
+    def towards(e: int, end: int) -> float:
+        path = crossings[e]
+        if not path:
+            return centre(edges[e][1 - end])
+        r = path[0][0] if end == 0 else path[-1][0]
+        return lane[e, r]
+
+    start: dict[int, float] = {}
+    finish: dict[int, float] = {}
+    for end, ports in ((0, start), (1, finish)):
+        by_box: dict[int, list[tuple[float, int]]] = {}
+        for e, pair in enumerate(edges):
+            by_box.setdefault(pair[end], []).append((towards(e, end), e))
+        for i, wanted in by_box.items():
+            box = boxes[i]
+            for j, (_, e) in enumerate(sorted(wanted)):
+                ports[e] = box.left + (box.right - box.left) * (j + 1) / (
+                    len(wanted) + 1
+                )
+    paths = []
+    for e, (i, k) in enumerate(edges):
+        a = row_of[i]
+        points = [(start[e], boxes[i].bottom), (start[e], bottom[a])]
+        for r, _ in crossings[e]:
+            x = lane[e, r]
+            going_down = row_of[k] > a
+            ends = (top[r], bottom[r]) if going_down else (bottom[r], top[r])
+            points += [(x, ends[0]), (x, ends[1])]
+        points += [(finish[e], top[row_of[k]]), (finish[e], boxes[k].top)]
+        paths.append(points)
+    return paths
+
+
+def _distance(x: float, gap: tuple[float, float]) -> float:
+    """How far ``x`` is from the interval ``gap``."""
+    return max(gap[0] - x, 0.0, x - gap[1])
+
+
+def _describe(labels: list[str], styles: list[str], children: list[list[int]]) -> str:
+    """One paragraph that says what the drawing shows: alt text for the picture.
+
+    Its sentences have a fixed shape (the site translates them):
+    ``Backward graph: 6 arrows from the root down to the leaves. Root: X.
+    Backward nodes: A, B. Modules: M. Leaves: w, b. Arrows into w: 2.``
+    """
+    names = [label.split("\n", 1)[0] for label in labels]
+    arrows = [(i, k) for i, kids in enumerate(children) for k in dict.fromkeys(kids)]
+    if not arrows:
+        return f"No backward graph: only {names[0]}."
+    parts = [
+        f"Backward graph: {len(arrows)} arrows from the root down to the leaves.",
+        f"Root: {names[0]}.",
+    ]
+    for kind, title in (("node", "Backward nodes"), ("group", "Modules")):
+        found = [n for n, s in zip(names[1:], styles[1:], strict=True) if s == kind]
+        if found:
+            parts.append(f"{title}: {', '.join(found)}.")
+    leaves = [n for n, s in zip(names, styles, strict=True) if s == "leaf"]
+    if leaves:
+        parts.append(f"Leaves: {', '.join(leaves)}.")
+    into = Counter(k for _, k in arrows)
+    parts += [f"Arrows into {names[k]}: {n}." for k, n in sorted(into.items()) if n > 1]
+    return " ".join(parts)

@@ -1,0 +1,168 @@
+"""Pictures on every page of each edition, on a phone (390 px) and a desktop.
+
+* every ``<img>`` has alt text that says something (not a file name or path;
+  empty only where the image is decorative: a card whose title is its text);
+* every picture is high resolution: its largest source (``src`` or a
+  ``srcset`` candidate) has at least twice as many pixels across as the page
+  shows, or it is an SVG (the theme's own icons in ``_static/``, such as the
+  index's 11 px "minus" toggle, are interface, not pictures: alt text only);
+* a graph drawing opens full size on tap (it is a link to its largest
+  image), has the legend under it in the page's language, and alt text in
+  that language too;
+* each tutorial card shows its number, and no two tutorials' cards on a page
+  share a thumbnail (hashes of the image files; a mini-gallery may show one
+  tutorial's card twice); a Chinese card drawn for a tutorial shows Chinese,
+  so it differs from the English one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
+
+import pytest
+import webcheck
+from PIL import Image
+from playwright.sync_api import BrowserContext
+
+WIDTHS = [390, 1280]
+CJK = re.compile(r"[\u4e00-\u9fff]")
+# Alt text that is a file's name: a path, an image file, or sphinx-gallery's
+# default (the script's name: "03 grad fn and the graph").
+PATH_LIKE = re.compile(r"[/\\]|\.(png|svg|jpe?g|gif|webp)$|^\d\d( [a-z0-9]+)+$", re.I)
+GRAPH_ALT = re.compile(r"^(Backward graph: |No backward graph: |计算图：|没有计算图：)")
+
+IMAGES_JS = """() => [...document.querySelectorAll('img')].map((img) => {
+  const box = img.getBoundingClientRect();
+  const link = img.closest('a[href]');
+  const card = img.closest('.sphx-glr-thumbcontainer');
+  const figure = img.closest('.graph-figure') || img.closest('a') || img;
+  const legend = figure.nextElementSibling;
+  return {
+    src: img.src,
+    srcset: img.getAttribute('srcset') || '',
+    alt: img.getAttribute('alt'),
+    hidden: img.getAttribute('aria-hidden') === 'true'
+      || img.getAttribute('role') === 'presentation',
+    width: box.width,
+    right: box.right,
+    visible: box.width > 0 && box.height > 0
+      && getComputedStyle(img).visibility !== 'hidden',
+    link: link ? link.href : null,
+    card: card ? {
+      href: card.querySelector('a') ? card.querySelector('a').href : '',
+      number: (card.querySelector('.card-number') || {}).textContent || '',
+      title: (card.querySelector('.sphx-glr-thumbnail-title') || {}).textContent || '',
+    } : null,
+    legend: legend && legend.matches('p.graph-legend') ? legend.innerText : null,
+  };
+})"""
+
+
+def local_file(site: Path, base_url: str, url: str) -> Path:
+    """The file of the built site that ``url`` (on the test server) serves."""
+    path = unquote(urlsplit(url).path)
+    base = urlsplit(base_url).path
+    assert path.startswith(base), url
+    return site / path.removeprefix(base)
+
+
+def largest_source(site: Path, base_url: str, image: dict[str, object]) -> Path:
+    """The source of an image with the most pixels across."""
+    candidates = [str(image["src"])]
+    for item in str(image["srcset"]).split(","):
+        if item.strip():
+            candidates.append(urljoin(str(image["src"]), item.split()[0]))
+    files = [local_file(site, base_url, url) for url in candidates]
+    return max(files, key=lambda f: 10**9 if f.suffix == ".svg" else pixels(f))
+
+
+def pixels(path: Path) -> int:
+    with Image.open(path) as image:
+        return int(image.size[0])
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_pictures(
+    context: BrowserContext,
+    site: Path,
+    base_url: str,
+    edition_url: str,
+    edition: str,
+    page_path: str,
+    width: int,
+):
+    context.set_default_timeout(30_000)
+    page, visit = webcheck.open_page(context, urljoin(edition_url, page_path))
+    page.set_viewport_size({"width": width, "height": 800})
+    images = page.evaluate(IMAGES_JS)
+    problems = []
+    hashes: dict[str, str] = {}  # thumbnail's hash -> its tutorial
+    for image in images:
+        name = urlsplit(image["src"]).path.rpartition("/")[2]
+        alt = image["alt"]
+        if alt is None:
+            problems.append(f"{name}: no alt attribute")
+        elif not alt.strip():
+            decorative = image["hidden"] or (image["card"] and image["card"]["title"])
+            if not decorative:
+                problems.append(f"{name}: empty alt, but the image is not decorative")
+        elif PATH_LIKE.search(alt.strip()):
+            problems.append(f"{name}: alt text is a file name: {alt!r}")
+        source = largest_source(site, base_url, image)
+        low = source.suffix != ".svg" and pixels(source) < 2 * image["width"] - 1
+        if image["visible"] and low and "_static" not in source.parts:
+            problems.append(
+                f"{name}: shown {image['width']:.0f} px wide, largest source "
+                f"{source.name} has {pixels(source)} px"
+            )
+        if image["visible"] and image["right"] > width + 1:
+            problems.append(f"{name}: runs off a {width} px screen")
+        if alt and GRAPH_ALT.match(alt):
+            language_ok = bool(CJK.search(alt)) == (edition == "zh_CN")
+            if not language_ok:
+                problems.append(f"{name}: alt text not in the page's language")
+            if image["link"] is None:
+                problems.append(f"{name}: graph drawing does not open full size")
+            else:
+                target = local_file(site, base_url, image["link"])
+                if not target.is_file() or pixels(target) < pixels(source):
+                    problems.append(f"{name}: its link is not the full-size image")
+            legend = image["legend"]
+            if not legend:
+                problems.append(f"{name}: no legend under the graph drawing")
+            elif bool(CJK.search(legend)) != (edition == "zh_CN"):
+                problems.append(f"{name}: legend not in the page's language")
+        if image["card"]:
+            wanted = re.search(r"/(\d\d)_\w+\.html", image["card"]["href"])
+            number = image["card"]["number"]
+            if wanted is None or number != wanted.group(1):
+                problems.append(f"card {image['card']['href']}: number {number!r}")
+            digest = hashlib.sha256(source.read_bytes()).hexdigest()
+            tutorial = image["card"]["href"]
+            if hashes.setdefault(digest, tutorial) != tutorial:
+                problems.append(f"{tutorial}: same thumbnail as {hashes[digest]}")
+            if edition == "zh_CN" and name.startswith("card_"):
+                english = (
+                    source.parent.parent.parent
+                    / "_images"
+                    / name.replace("_zh_CN.png", "_en.png")
+                )
+                if not name.endswith("_zh_CN.png") or (
+                    english.is_file() and english.read_bytes() == source.read_bytes()
+                ):
+                    problems.append(f"{name}: the Chinese card is the English one")
+    assert problems == []
+    assert visit.problems() == []
+
+
+def test_cards_are_numbered_in_order(
+    context: BrowserContext, edition_url: str, edition: str
+):
+    """The tutorials index numbers its cards 01, 02, ... in reading order."""
+    page, _ = webcheck.open_page(context, urljoin(edition_url, "tutorials/index.html"))
+    numbers = page.locator(".sphx-glr-thumbcontainer .card-number").all_inner_texts()
+    assert numbers == [f"{n:02d}" for n in range(1, len(numbers) + 1)]
+    assert len(numbers) >= 15

@@ -1,0 +1,394 @@
+"""Pictures: graph drawings that read on any screen, in the page's language.
+
+Graph drawings (:func:`autograd_notes.draw_graph`) reach the pages two ways:
+sphinx-gallery runs the tutorials, and myst-nb's kernels run the how-to and
+explanation pages. This extension:
+
+* saves every figure at twice its display resolution: the gallery's
+  ``image_srcset`` does so for tutorials; in a kernel, :func:`kernel_setup`
+  (run through ``KERNEL_ARGS``) renders figures as 2x PNGs whose display size
+  is half their pixel size;
+* gives every graph drawing alt text that says what it shows: the drawing's
+  own description (its axes' label), stored in the gallery's reST by
+  :func:`graph_scraper` and in a kernel's PNG as its ``Description``;
+  translated on the zh pages;
+* replaces the legend drawn into the picture, English in both editions, by a
+  legend under it in the page's language (the same colours, as HTML), and
+  cuts the picture to the drawing's width at the same scale (the margins
+  were room for that legend), so its text is as large as it can be;
+* links each graph drawing to its full-size image, so a phone can open it;
+* gives each tutorial card its number, and to a tutorial without a figure a
+  thumbnail of its own: a card with its number and its question, drawn at
+  build time in the edition's language (deterministic: same text, same PNG).
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.transforms import SphinxTransform
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+HERE = Path(__file__).resolve().parent
+# The kernels of executed pages call kernel_setup() before the first cell.
+KERNEL_ARGS = [
+    f"--IPKernelApp.exec_lines=import sys; sys.path.insert(0, {str(HERE)!r}); "
+    "import figures; figures.kernel_setup()"
+]
+
+# What draw_graph's description (alt text) starts with.
+DESCRIPTION = re.compile(r"^(Backward graph: \d+ arrows|No backward graph: )")
+
+# The legend's words and the description's sentences in each edition.
+LEGEND = {
+    "en": {
+        "root": "root",
+        "node": "backward node",
+        "leaf": "leaf (AccumulateGrad)",
+        "group": "module (group of nodes)",
+        "flow": "Arrows show gradient flow, from the root to the leaves.",
+        "open": "Open the full-size picture",
+    },
+    "zh_CN": {
+        "root": "根",
+        "node": "反向节点",
+        "leaf": "叶子（AccumulateGrad）",
+        "group": "模块（一组节点）",
+        "flow": "箭头表示梯度的流向：从根流向叶子。",
+        "open": "打开原尺寸图片",
+    },
+}
+ALL_ARROWS = r"Backward graph: (\d+) arrows from the root down to the leaves\."
+SENTENCES_ZH = [
+    (ALL_ARROWS, r"计算图：\1 条箭头，从根指向叶子。"),
+    (r"No backward graph: only (.*)\.", r"没有计算图：只有 \1。"),
+    (r"Root: (.*)\.", r"根：\1。"),
+    (r"Backward nodes: (.*)\.", r"反向节点：\1。"),
+    (r"Modules: (.*)\.", r"模块：\1。"),
+    (r"Leaves: (.*)\.", r"叶子：\1。"),
+    (r"Arrows into (.*): (\d+)\.", r"指向 \1 的箭头：\2 条。"),
+]  # fmt: skip
+SENTENCE_END = re.compile(
+    r"\. (?=Root: |Backward nodes: |Modules: |Leaves: |Arrows into )"
+)
+
+
+def describe_in(language: str, description: str) -> str:
+    """A drawing's description in ``language`` (names and numbers unchanged)."""
+    if language == "en":
+        return description
+    sentences = SENTENCE_END.split(description)
+    out = []
+    for i, sentence in enumerate(sentences):
+        sentence += "" if i == len(sentences) - 1 else "."
+        for pattern, replacement in SENTENCES_ZH:
+            match = re.fullmatch(pattern, sentence)
+            if match:
+                text = match.expand(replacement)
+                out.append(text.replace(", ", "、"))
+                break
+        else:
+            raise ValueError(f"no translation for the sentence {sentence!r}")
+    return "".join(out)
+
+
+# -- Rendering: the tutorials' scraper, and the kernels' PNG formatter --------
+
+
+def _graph_description(fig: Any) -> str | None:
+    """The description of a drawing of draw_graph's; drop its baked legend.
+
+    The page shows the legend, in its language. A figure that holds only the
+    drawing is then cut to the drawing's width (its margins were room for the
+    legend), keeping its scale, so its text is as large as can be on a phone.
+    """
+    for ax in fig.axes:
+        label = ax.get_label()
+        if DESCRIPTION.match(label):
+            legend = ax.get_legend()
+            if legend is not None:
+                legend.remove()
+            if len(fig.axes) == 1 and tuple(ax.get_position().intervalx) == (0, 1):
+                _trim(fig, ax)
+            return str(label)
+    return None
+
+
+def _trim(fig: Any, ax: Any) -> None:
+    """Cut a drawing's figure to what is drawn in it, one data unit an inch."""
+    fig.draw_without_rendering()
+    boxes = [a.get_window_extent() for a in [*ax.texts, *ax.patches] if a.get_visible()]
+    left, right = (
+        ax.transData.inverted().transform((x, 0))[0]
+        for x in (min(b.x0 for b in boxes), max(b.x1 for b in boxes))
+    )
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    inch = (x1 - x0) / fig.get_size_inches()[0]  # data units per inch
+    pad = 0.2 * inch
+    left, right = max(x0, left - pad), min(x1, right + pad)
+    fig.set_size_inches((right - left) / inch, (y1 - y0) / inch)
+    ax.set_position((0.0, 0.0, 1.0, 1.0))
+    ax.set_xlim(left, right)
+
+
+def graph_scraper(block: Any, block_vars: Any, gallery_conf: Any, **kwargs: Any) -> str:
+    """sphinx-gallery's matplotlib scraper, with alt text for graph drawings."""
+    import matplotlib.pyplot as plt
+    from sphinx_gallery.scrapers import matplotlib_scraper
+
+    alts = [_graph_description(plt.figure(n)) for n in plt.get_fignums()]
+    rst = matplotlib_scraper(
+        block, block_vars, gallery_conf, bbox_inches="tight", **kwargs
+    )
+    found = iter(alts)
+
+    def alt(match: re.Match[str]) -> str:
+        text = next(found, None)
+        return match.group(0) if text is None else match.group(1) + text
+
+    return re.sub(r"^(\s*:alt: ).*$", alt, rst, flags=re.MULTILINE)
+
+
+def kernel_setup() -> None:
+    """In a page's kernel: figures as 2x PNGs, graph drawings described."""
+    import matplotlib.pyplot as plt
+    from IPython import get_ipython
+    from matplotlib.figure import Figure
+
+    shell = get_ipython()
+    if shell is None:
+        return
+    # The inline backend registers its own formatter when it loads, which
+    # the first figure makes it do: load it now, then replace that formatter.
+    plt.close(plt.figure())
+    shell.display_formatter.formatters["image/png"].for_type(Figure, _png_2x)
+
+
+def _png_2x(fig: Any) -> tuple[bytes, dict[str, int]]:
+    """A figure as a PNG at twice its dpi, to show at half its pixel size."""
+    from PIL import Image
+
+    description = _graph_description(fig)
+    out = io.BytesIO()
+    fig.savefig(
+        out,
+        format="png",
+        dpi=2 * fig.dpi,
+        bbox_inches="tight",
+        facecolor=fig.get_facecolor(),
+        metadata={"Description": description} if description else None,
+    )
+    width, height = Image.open(io.BytesIO(out.getvalue())).size
+    return out.getvalue(), {"width": width // 2, "height": height // 2}
+
+
+# -- Pages: alt text, the legend, the full-size link ----------------------------
+
+
+def _png_description(path: Path) -> str | None:
+    from PIL import Image
+
+    if path.suffix != ".png" or not path.is_file():
+        return None
+    with Image.open(path) as image:
+        text = getattr(image, "text", {}).get("Description")
+    return text if isinstance(text, str) and DESCRIPTION.match(text) else None
+
+
+class GraphFigures(SphinxTransform):
+    """Alt text, a legend in the page's language, a link to the full size."""
+
+    default_priority = 500
+
+    def apply(self, **kwargs: Any) -> None:
+        if self.app.builder.name == "gettext":
+            return
+        from sphinx_gallery.directives import imgsgnode
+
+        language = self.config.language if self.config.language in LEGEND else "en"
+        for node in list(self.document.findall(nodes.image)):
+            description = _png_description(self._path(node["uri"]))
+            if description is None:
+                continue
+            node["alt"] = describe_in(language, description)
+            node["classes"].append("graph-drawing")
+            self._after(node, language, description)
+        for node in list(self.document.findall(imgsgnode)):
+            description = html.unescape(node.get("alt") or "")
+            if not DESCRIPTION.match(description):
+                continue
+            node["alt"] = html.escape(describe_in(language, description))
+            full = _largest(node["srcset"] or node["uri"])
+            depth = self.env.current_document.docname.count("/")
+            link = nodes.reference(
+                "", "", refuri="../" * depth + "_images/" + full, internal=True
+            )
+            wrapper = nodes.paragraph("", "", classes=["graph-figure"])
+            node.replace_self(wrapper)
+            wrapper += link
+            link += node
+            self._after(wrapper, language, description)
+
+    def _path(self, uri: str) -> Path:
+        path = Path(uri)
+        if path.is_absolute():
+            return path if path.exists() else Path(self.env.srcdir, uri.lstrip("/"))
+        return Path(self.env.doc2path(self.env.current_document.docname)).parent / uri
+
+    def _after(self, node: nodes.Element, language: str, description: str) -> None:
+        """Put the legend right after the picture."""
+        words = LEGEND[language]
+        kinds = ["root", "node", "leaf"] + (
+            ["group"] if "Modules: " in description else []
+        )
+        line = nodes.paragraph("", "", classes=["graph-legend"])
+        for kind in kinds:
+            key = nodes.inline("", "", classes=["graph-key", f"graph-key-{kind}"])
+            key += nodes.inline("", "", classes=["graph-swatch"])
+            key += nodes.Text(words[kind])
+            line += key
+        line += nodes.inline("", words["flow"], classes=["graph-flow"])
+        node.parent.insert(node.parent.index(node) + 1, line)
+
+
+def _largest(srcset: str) -> str:
+    """File name of the highest-density candidate of a srcset (or of a URI)."""
+    best, best_density = "", -1.0
+    for candidate in srcset.split(","):
+        parts = candidate.split()
+        if not parts:
+            continue
+        density = float(parts[1].rstrip("x")) if len(parts) > 1 else 1.0
+        if density > best_density:
+            best, best_density = parts[0], density
+    return best.rsplit("/", 1)[-1]
+
+
+# -- Tutorial cards: a number on each, and a thumbnail of its own ---------------
+
+THUMB = re.compile(r"sphx_glr_((\d\d)_\w+?)_thumb\.png$")
+CARDS = "tutorials/images/thumb"
+CARD_COLOURS = ["#dbe7f5", "#c6f0cf", "#fbd38d", "#e9d8fd"]
+
+
+def card_name(stem: str, language: str) -> str:
+    return f"card_{stem}_{language}.png"
+
+
+def _question(app: Sphinx, script: Path) -> str:
+    """The tutorial's title (its question), in the edition's language."""
+    from translation import _plain, _unmarked, messages
+
+    english = script.read_text(encoding="utf-8").split('"""')[1].strip().splitlines()[0]
+    if app.config.language == "en":
+        return _unmarked(english)
+    by_plain = {_plain(k): v for k, v in messages(app).items()}
+    return _unmarked(by_plain.get(_plain(english), english))
+
+
+def draw_card(number: str, question: str, language: str) -> bytes:
+    """A thumbnail: the tutorial's number and its question, 800 x 560 px."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(4.0, 2.8), dpi=200)
+    fig.set_facecolor(CARD_COLOURS[int(number) % len(CARD_COLOURS)])
+    fig.text(0.07, 0.88, number, fontsize=30, weight="bold", va="top", color="#1b1f24")
+    wrap = textwrap.wrap if language == "en" else _cjk_wrap
+    lines = wrap(question, 26)  # _cjk_wrap counts a wide character as two
+    fig.text(
+        0.07,
+        0.42,
+        "\n".join(lines[:4]),
+        fontsize=14,
+        va="center",
+        color="#1b1f24",
+        family=["DejaVu Sans", "Noto Sans CJK SC", "Noto Sans CJK JP"],
+        linespacing=1.3,
+    )
+    out = io.BytesIO()
+    fig.savefig(out, format="png", metadata={"Software": None})
+    return out.getvalue()
+
+
+def _cjk_wrap(text: str, width: int) -> list[str]:
+    """Lines of at most ``width`` columns (a wide character takes two)."""
+    lines, line, used = [], "", 0
+    for ch in text:
+        cost = 1 if ord(ch) < 0x2E80 else 2
+        if used + cost > width:
+            lines.append(line)
+            line, used = "", 0
+        line += ch
+        used += cost
+    return [*lines, line] if line else lines
+
+
+def write_cards(app: Sphinx) -> None:
+    """A card for each tutorial without a figure of its own (after the gallery)."""
+    if app.builder.name == "gettext":
+        return
+    language = app.config.language if app.config.language in LEGEND else "en"
+    images = Path(app.srcdir, "tutorials", "images")
+    (images / "thumb").mkdir(parents=True, exist_ok=True)
+    (gallery,) = app.config.sphinx_gallery_conf["examples_dirs"]
+    for script in sorted(Path(app.srcdir, gallery).glob("[0-9][0-9]_*.py")):
+        stem = script.stem
+        if (images / f"sphx_glr_{stem}_001.png").exists():
+            continue  # its own first figure is its thumbnail
+        target = images / "thumb" / card_name(stem, language)
+        data = draw_card(stem[:2], _question(app, script), language)
+        if not target.exists() or target.read_bytes() != data:
+            target.write_bytes(data)
+
+
+class NumberedCards(SphinxTransform):
+    """Each tutorial card: its number, and its own card for a thumbnail."""
+
+    default_priority = 28  # after translation.TranslateThumbnails (27)
+
+    def apply(self, **kwargs: Any) -> None:
+        if self.app.builder.name == "gettext":
+            return
+        language = self.config.language if self.config.language in LEGEND else "en"
+        number = None
+        found = self.document.findall(lambda n: isinstance(n, nodes.image | nodes.raw))
+        for node in list(found):
+            if isinstance(node, nodes.image):
+                match = THUMB.search(node["uri"])
+                if match is None:
+                    continue
+                stem, number = match.groups()
+                card = Path(self.env.srcdir, CARDS, card_name(stem, language))
+                if card.exists():
+                    node["uri"] = f"/{CARDS}/{card.name}"
+                continue
+            text = node.astext()
+            if number is None or "sphx-glr-thumbnail-title" not in text:
+                continue
+            text = text.replace(
+                '<div class="sphx-glr-thumbnail-title">',
+                '<div class="sphx-glr-thumbnail-title">'
+                f'<span class="card-number">{number}</span> ',
+                1,
+            )
+            node.replace_self(nodes.raw(text, text, format="html"))
+            number = None
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_transform(GraphFigures)
+    app.add_transform(NumberedCards)
+    app.connect("builder-inited", write_cards, priority=900)
+    app.add_css_file("figures.css")
+    sys.modules.setdefault("figures", sys.modules[__name__])
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
