@@ -26,6 +26,8 @@ _verified = _pyproject["tool"]["autograd-notes"]["verified-torch"]
 
 # The one place the repository is named: pyproject.toml's [project.urls].
 REPOSITORY = _project["urls"]["Repository"]
+# Where the site is hosted: notebooks link their cross-references there.
+html_baseurl = _project["urls"]["Documentation"].rstrip("/") + "/"
 
 project = "autograd-notes"
 author = "autograd-notes developers"
@@ -53,6 +55,8 @@ extensions = [
     "parallelread",  # -j: every core executes its share of the pages
     "redirects",  # old tutorial URLs lead to the renumbered pages
     "figures",  # 2x figures, graph alt text and legends, numbered tutorial cards
+    "notebooks",  # a notebook for every executed page; no Sphinx markup in any
+    "launchbar",  # Colab, notebook, script and source links atop executed pages
 ]
 
 exclude_patterns = [

@@ -1,0 +1,440 @@
+"""The launch bar, the notebooks of every executed page, and their publishing.
+
+Fast tests check the pieces on their own: each shape of Sphinx markup is
+caught by ``notebooks.SPHINX_MARKUP``, and made Markdown by ``to_markdown``;
+the zh notebooks' Markdown is translated message by message.
+
+The slow tests read the site ``docs/build.py`` builds (they run it: it does
+nothing when the site is current) and check, in both editions:
+
+* every tutorial and every page whose front matter names a kernelspec has the
+  bar right under its title, and no other page has one; each link has the
+  shape the issue asks for (computed here from pyproject.toml, the package
+  version and the page), its label in the edition's language (the English
+  label, or its translation in ``sphinx.po``), and a target that exists: the
+  download the end of a tutorial offers, the page's notebook, the file in the
+  repository;
+* each Colab link's notebook is in what ``docs/publish_notebooks.py``
+  publishes, byte for byte the notebook the page offers for download;
+* no notebook (page, tutorial, inside the zip) holds Sphinx markup, and each
+  of their links to the hosted site names a page and anchor that the build
+  wrote;
+* each tutorial's solutions, as many as its script has, are collapsed;
+* one page notebook and one tutorial notebook (zh_CN) run top to bottom.
+  (``test_downloads.py`` runs every notebook in a fresh environment.)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomllib
+from babel.messages.pofile import read_po
+from bs4 import BeautifulSoup
+
+import autograd_notes
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+sys.path.insert(0, str(ROOT / "docs"))
+import notebooks  # noqa: E402
+import publish_notebooks  # noqa: E402
+
+SITE = ROOT / "docs" / "_build" / "html"
+EDITIONS = {"en": SITE, "zh_CN": SITE / "zh_CN"}
+with (ROOT / "pyproject.toml").open("rb") as f:
+    URLS = tomllib.load(f)["project"]["urls"]
+HOSTED = URLS["Documentation"].rstrip("/") + "/"
+LABELS = ("Open in Colab", "Download notebook", "Download script", "View source")
+SOLUTION = {"en": "**Solution**", "zh_CN": "**答案**"}
+
+
+# -- Each shape of Sphinx markup, and what it becomes ---------------------------
+
+SHAPES = {
+    "reST role": ":doc:`/reference/glossary`",
+    "MyST role": "see {doc}`the glossary </reference/glossary>`",
+    "gallery label": "see `sphx_glr_tutorials_03_grad_fn_and_the_graph.py`",
+    "reST reference with target": "`the graph <sphx_glr_tutorials_x.py>`",
+    "reST directive": ".. note::\n\n   Text",
+    "reST target": ".. _my-label:",
+    "MyST directive": "```{note}\nText\n```",
+    "MyST target": "(glossary-leaf-tensor)=",
+    "MyST substitution": "torch {{ torch_version }}",
+    "reST escaped space": "见\\ ``x``",
+    "MyST definition": "leaf tensor\n: A tensor",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(notebooks.SPHINX_MARKUP))
+def test_each_markup_shape_is_caught(kind: str):
+    found = notebooks.markup_left(SHAPES[kind])
+    assert any(line.startswith(f"{kind}:") for line in found), found
+
+
+def test_markdown_is_not_mistaken_for_markup():
+    markdown = (
+        "# A title\n\nSee [the glossary](https://x.io/reference/glossary.html)"
+        " and `torch.autograd.grad`; $v^\\top J$ and `a <= b`.\n\n**Solution**"
+    )
+    assert notebooks.markup_left(markdown) == []
+
+
+def resolver(docname: str = "how-to/per-loss-gradients") -> notebooks.Resolver:
+    return notebooks.Resolver(
+        docname=docname,
+        base="https://docs.example/zh_CN/",
+        labels={
+            "sphx_glr_tutorials_07_several_losses.py": (
+                "tutorials/07_several_losses",
+                "sphx-glr-tutorials-07-several-losses-py",
+                "Several losses",
+            ),
+            "glossary-grad": ("reference/glossary", "glossary-grad", ".grad"),
+        },
+        terms={},
+        objects={"autograd_notes.format_graph": ("reference/graph", "fg")},
+        titles={"reference/glossary": "Glossary", "how-to/index": "How-to"},
+        substitutions={"torch_version": "2.13.0"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "markdown"),
+    [
+        (
+            "{doc}`the glossary\n</reference/glossary>`",
+            "[the glossary](https://docs.example/zh_CN/reference/glossary.html)",
+        ),
+        (":doc:`index`", "[How-to](https://docs.example/zh_CN/how-to/index.html)"),
+        (
+            "`sphx_glr_tutorials_07_several_losses.py`",
+            "[Several losses](https://docs.example/zh_CN/tutorials/"
+            "07_several_losses.html#sphx-glr-tutorials-07-several-losses-py)",
+        ),
+        (
+            "{ref}`.grad <glossary-grad>`",
+            "[.grad](https://docs.example/zh_CN/reference/glossary.html#glossary-grad)",
+        ),
+        (
+            ":func:`~autograd_notes.format_graph`",
+            "[`format_graph()`](https://docs.example/zh_CN/reference/graph.html#fg)",
+        ),
+        (
+            "`vector-Jacobian product\n<glossary-grad>`",
+            "[vector-Jacobian product](https://docs.example/zh_CN/reference/"
+            "glossary.html#glossary-grad)",
+        ),
+        (":class:`torch.autograd.Function`", "`torch.autograd.Function`"),
+        (":math:`v^\\top J`", "$v^\\top J$"),
+        ("{bdg-success-line}`How-to guide`", "How-to guide"),
+        ("torch {{ torch_version }}", "torch 2.13.0"),
+        ("(glossary-grad)=\n.grad\n: The attribute", "**.grad**\n\nThe attribute"),
+        ("见\\ ``x``\\ 。", "见``x``。"),
+    ],
+)
+def test_to_markdown(source: str, markdown: str):
+    converted = notebooks.to_markdown(source, resolver())
+    assert converted == markdown
+    assert notebooks.markup_left(converted) == []
+
+
+def test_a_reference_that_does_not_resolve_is_an_error():
+    with pytest.raises(KeyError):
+        notebooks.to_markdown("{ref}`no-such-label`", resolver())
+    with pytest.raises(KeyError):
+        notebooks.to_markdown(":doc:`/no/such/page`", resolver())
+
+
+def test_markdown_is_translated_message_by_message():
+    catalog = {
+        "Steps": "步骤",
+        "Compute all losses from one forward pass.": "一次前向传播算出所有损失。",
+        "A shared trunk and two heads.": "一个共享主干和两个输出头。",
+        "leaf tensor": "叶子张量",
+        "A tensor whose `is_leaf` is `True`.": "`is_leaf`为`True`的张量。",
+        "Use": "用法",
+    }
+    source = (
+        "## Steps\n\n1. Compute all losses from one\n   forward pass.\n\n"
+        "A shared trunk\nand two heads.\n\n```python\nx = 1  # Steps\n```\n\n"
+        "leaf tensor\n: A tensor whose `is_leaf`\n  is `True`.\n\n"
+        "| Use | `x.grad` |\n| --- | --- |"
+    )
+    assert notebooks.translate_markdown(source, lambda m: catalog.get(m, m)) == (
+        "## 步骤\n\n1. 一次前向传播算出所有损失。\n\n一个共享主干和两个输出头。\n\n"
+        "```python\nx = 1  # Steps\n```\n\n叶子张量\n: `is_leaf`为`True`的张量。\n\n"
+        "| 用法 | `x.grad` |\n| --- | --- |"
+    )
+
+
+# -- The built site ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site() -> Path:
+    """Both editions, built by docs/build.py (nothing to do when current)."""
+    subprocess.run([sys.executable, str(ROOT / "docs" / "build.py")], check=True)
+    return SITE
+
+
+def executed_docnames() -> list[str]:
+    """What should have a bar: each tutorial, and each page with a kernelspec."""
+    found = [f"tutorials/{p.stem}" for p in sorted((ROOT / "gallery").glob("*.py"))]
+    found = [d for d in found if re.match(r"tutorials/\d\d_", d)]
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        if "_build" in page.parts:
+            continue
+        front = re.match(r"\A---\n(.*?)\n---\n", page.read_text("utf-8"), re.S)
+        if front and re.search(r"^kernelspec:", front.group(1), re.M):
+            found.append(page.relative_to(ROOT / "docs").with_suffix("").as_posix())
+    return found
+
+
+def labels(edition: str) -> dict[str, str]:
+    """The bar's labels as the edition shows them (sphinx.po for zh_CN)."""
+    if edition == "en":
+        return {label: label for label in LABELS}
+    po = ROOT / "docs" / "locale" / edition / "LC_MESSAGES" / "sphinx.po"
+    with po.open("rb") as f:
+        catalog = {str(m.id): str(m.string) for m in read_po(f) if m.id}
+    return {label: catalog[label] for label in LABELS}
+
+
+def bar_links(page: Path) -> dict[str, str] | None:
+    """Label -> href of the bar right under the page's title, if any."""
+    soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
+    bars = soup.select("nav.launch-bar")
+    if not bars:
+        return None
+    assert len(bars) == 1, f"{page}: more than one launch bar"
+    title = soup.select_one("article h1")
+    assert title is not None
+    assert title.find_next_sibling() is bars[0], f"{page}: the bar is not under h1"
+    assert bars[0].get("aria-label"), f"{page}: the bar has no name"
+    return {a.get_text(" ", strip=True): a["href"] for a in bars[0].find_all("a")}
+
+
+def colab_link(edition: str, docname: str) -> str:
+    repo = URLS["Repository"].removeprefix("https://github.com/").strip("/")
+    version = autograd_notes.__version__
+    return (
+        f"https://colab.research.google.com/github/{repo}/blob/notebooks/"
+        f"{version}/{edition}/{docname}.ipynb"
+    )
+
+
+def footer_download(page: Path, suffix: str) -> str:
+    soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
+    links = [
+        a["href"]
+        for a in soup.select(".sphx-glr-download a.download")
+        if a["href"].endswith(suffix)
+    ]
+    assert len(links) == 1, f"{page}: {links}"
+    return links[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edition", list(EDITIONS))
+def test_launch_bar_on_every_executed_page(site: Path, edition: str):
+    root = EDITIONS[edition]
+    expected = executed_docnames()
+    assert len(expected) >= 15 + 8
+    names = labels(edition)
+    with_bar = set()
+    for page in sorted(root.rglob("*.html")):
+        relative = page.relative_to(root)
+        if relative.parts[0] in {"zh_CN", "_static", "_sources", "_modules"}:
+            continue
+        docname = relative.with_suffix("").as_posix()
+        links = bar_links(page)
+        assert "Go to the end" not in page.read_text("utf-8"), docname
+        if links is None:
+            assert docname not in expected, f"{edition} {docname}: no launch bar"
+            continue
+        with_bar.add(docname)
+        assert docname in expected, (
+            f"{edition} {docname}: a bar on a page that runs no code"
+        )
+        tutorial = docname.startswith("tutorials/")
+        wanted = [k for k in LABELS if tutorial or k != "Download script"]
+        assert list(links) == [names[k] for k in wanted], (docname, links)
+        assert links[names["Open in Colab"]] == colab_link(edition, docname)
+        notebook = links[names["Download notebook"]]
+        if tutorial:
+            assert notebook == footer_download(page, ".ipynb")
+            assert links[names["Download script"]] == footer_download(page, ".py")
+            source = f"gallery/{docname.removeprefix('tutorials/')}.py"
+        else:
+            expected_href = "../" * docname.count("/") + f"notebooks/{docname}.ipynb"
+            assert notebook == expected_href
+            source = f"docs/{docname}.md"
+        assert (page.parent / notebook).resolve().is_file(), notebook
+        if tutorial:
+            script = links[names["Download script"]]
+            assert (page.parent / script).resolve().is_file(), script
+        assert links[names["View source"]] == f"{URLS['Repository']}/blob/main/{source}"
+        assert (ROOT / source).is_file()
+    assert with_bar == set(expected)
+
+
+def colab_targets(site: Path) -> dict[str, tuple[Path, str]]:
+    """Path under the notebooks branch -> (page, its download link)."""
+    found = {}
+    for edition, root in EDITIONS.items():
+        for docname in executed_docnames():
+            page = root / f"{docname}.html"
+            links = bar_links(page)
+            assert links is not None
+            names = labels(edition)
+            colab = links[names["Open in Colab"]]
+            path = colab.partition("/blob/notebooks/")[2]
+            found[path] = (page, links[names["Download notebook"]])
+    return found
+
+
+@pytest.mark.slow
+def test_colab_targets_are_published(site: Path, tmp_path: Path):
+    published = publish_notebooks.publish(site, tmp_path, autograd_notes.__version__)
+    targets = colab_targets(site)
+    assert len(targets) == 2 * len(executed_docnames())
+    assert {p.as_posix() for p in published} == set(targets)
+    for path, (page, download) in targets.items():
+        offered = (page.parent / download).resolve().read_bytes()
+        assert (tmp_path / path).read_bytes() == offered, path
+
+
+def all_notebooks(site: Path) -> dict[str, dict[str, Any]]:
+    """Every notebook the site offers, by a readable name."""
+    found = {}
+    for edition, root in EDITIONS.items():
+        folders = [root / "_downloads", root / "notebooks"]
+        for path in sorted(p for f in folders for p in f.rglob("*.ipynb")):
+            name = f"{edition}:{path.relative_to(root)}"
+            found[name] = json.loads(path.read_text("utf-8"))
+        for archive in sorted((root / "_downloads").rglob("*.zip")):
+            with zipfile.ZipFile(archive) as z:
+                for member in z.namelist():
+                    if member.endswith(".ipynb"):
+                        found[f"{edition}:{archive.name}:{member}"] = json.loads(
+                            z.read(member)
+                        )
+    return found
+
+
+def markdown_of(notebook: dict[str, Any]) -> list[str]:
+    return [
+        "".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown"
+    ]
+
+
+@pytest.mark.slow
+def test_notebooks_have_no_sphinx_markup(site: Path):
+    found = all_notebooks(site)
+    expected = 2 * (len(executed_docnames()) + 15)  # + each tutorial's _downloads
+    assert len([n for n in found if ".zip:" not in n]) >= expected
+    problems = []
+    hosted = re.compile(rf"\]\({re.escape(HOSTED)}([^)#\s]*)(?:#([^)\s]*))?\)")
+    for name, notebook in found.items():
+        for text in markdown_of(notebook):
+            problems += [f"{name}: {left}" for left in notebooks.markup_left(text)]
+            for path, anchor in hosted.findall(text):
+                page = SITE / path
+                if not page.is_file():
+                    problems.append(f"{name}: link to a page not built: {path}")
+                elif anchor and f'id="{anchor}"' not in page.read_text("utf-8"):
+                    problems.append(f"{name}: no #{anchor} on {path}")
+        if name.startswith("zh_CN:") and any(
+            f"]({HOSTED}" in t and f"]({HOSTED}zh_CN/" not in t
+            for t in markdown_of(notebook)
+        ):
+            problems.append(f"{name}: links to the English edition")
+    assert problems == []
+
+
+@pytest.mark.slow
+def test_solutions_are_collapsed(site: Path):
+    for edition, root in EDITIONS.items():
+        for script in sorted((ROOT / "gallery").glob("[0-9][0-9]_*.py")):
+            exercises = script.read_text("utf-8").count("# **Solution**")
+            path = root / "notebooks" / "tutorials" / f"{script.stem}.ipynb"
+            cells = json.loads(path.read_text("utf-8"))["cells"]
+            hidden = [
+                cells[i + 1]
+                for i, c in enumerate(cells[:-1])
+                if c["cell_type"] == "markdown"
+                and "".join(c["source"]).strip().endswith(SOLUTION[edition])
+            ]
+            assert exercises >= 2, script.name
+            assert len(hidden) == exercises, (edition, script.name)
+            for cell in hidden:
+                assert cell["cell_type"] == "code"
+                assert cell["metadata"]["jupyter"]["source_hidden"] is True
+                assert cell["metadata"]["colab"]["cellView"] == "form"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "notebook",
+    ["en/how-to/per-loss-gradients", "zh_CN/tutorials/02_leaf_tensors"],
+)
+def test_notebook_runs_top_to_bottom(site: Path, notebook: str, tmp_path: Path):
+    import nbformat
+    from nbclient import NotebookClient
+
+    edition, _, docname = notebook.partition("/")
+    path = EDITIONS[edition] / "notebooks" / f"{docname}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(
+        nb, timeout=300, resources={"metadata": {"path": tmp_path}}
+    ).execute()
+    errors = [
+        o for c in nb.cells for o in c.get("outputs", []) if o["output_type"] == "error"
+    ]
+    assert errors == []
+    assert any(c.get("outputs") for c in nb.cells if c.cell_type == "code")
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["`grad_fn=<MulBackward0>`", "`<not unpacked: ...>`", "``W``", "`glossary-grad`"],
+)
+def test_inline_code_is_left_alone(code: str):
+    """Code that looks like a label or a target is not a reference."""
+    assert notebooks.to_markdown(code, resolver()) == code
+    assert notebooks.markup_left(code) == []
+
+
+@pytest.mark.slow
+def test_zh_page_notebooks_are_translated(site: Path):
+    """Each zh_CN page notebook: the English one's cells, text in Chinese, the
+    same code apart from its (translated) comments."""
+    from codecomments import without_comments
+
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    pages = [d for d in executed_docnames() if not d.startswith("tutorials/")]
+    assert pages
+    for docname in pages:
+        cells = {
+            edition: json.loads(
+                (root / "notebooks" / f"{docname}.ipynb").read_text("utf-8")
+            )["cells"]
+            for edition, root in EDITIONS.items()
+        }
+        en, zh = cells["en"], cells["zh_CN"]
+        assert [c["cell_type"] for c in zh] == [c["cell_type"] for c in en]
+        for english, chinese in zip(en, zh, strict=True):
+            if chinese["cell_type"] == "markdown":
+                assert cjk.search("".join(chinese["source"])), (docname, chinese)
+            else:
+                assert without_comments("".join(chinese["source"])) == (
+                    without_comments("".join(english["source"]))
+                ), docname
