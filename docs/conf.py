@@ -52,6 +52,7 @@ extensions = [
     "codecomments",  # comments in code: in the catalogs, translated on zh pages
     "parallelread",  # -j: every core executes its share of the pages
     "redirects",  # old tutorial URLs lead to the renumbered pages
+    "sitepdf",  # links the whole-site PDFs that docs/pdf.py prints
 ]
 
 exclude_patterns = [

@@ -1,4 +1,4 @@
-"""Print the built site as one PDF per edition: ``python docs/pdf.py``.
+"""Print the built site as one PDF per edition: ``python docs/pdf.py [edition]``.
 
 Run it after ``docs/build.py`` (``nox -s pdf`` runs both, then
 ``tests/test_pdf.py``). For each edition it
@@ -11,16 +11,21 @@ Run it after ``docs/build.py`` (``nox -s pdf`` runs both, then
    source viewer, downloads) are unwrapped to plain text; headings move down
    one level per level of the table of contents, so the PDF outline nests as
    the sidebar does; collapsed solutions are opened;
-3. adds a title page and a contents page whose page numbers come from a first
-   printing (the second printing has the same layout, with the numbers);
+3. adds a title page and a contents page (each page and its sections) whose
+   page numbers come from a first printing (the second printing has the same
+   layout, with the numbers);
 4. prints it with Debian's Chromium through Playwright, offline (a request
    for anything outside the edition's folder is aborted), with
-   ``docs/pdf.css`` for print, on A4 with page numbers, as a tagged PDF with
-   an outline (bookmarks). Chromium embeds (a subset of) every font it uses;
-   Chinese text is set in Noto CJK (``fonts-noto-cjk``);
-5. finishes it with pypdf: title, author, language, the outline open in the
-   viewer, and no creation date, so two printings of the same site are the
-   same file;
+   ``docs/pdf.css`` for print, on A4 with page numbers, as a tagged PDF.
+   Chromium embeds (a subset of) every font it uses; Chinese text is set in
+   Noto CJK (``fonts-noto-cjk``), whose CFF outlines Chromium embeds as
+   Type 3 fonts (the outline of each glyph used);
+5. finishes it with pypdf: the outline (bookmarks: the pages nested as in the
+   sidebar, each with its sections), title, author, language, the outline
+   open in the viewer, no creation date (two printings of the same site are
+   the same file), and text that copies and searches as written: Chromium
+   maps some CJK glyphs to a Kangxi radical (U+2F00...) rather than the
+   ideograph the page has (文 came out as ⽂), which the text map corrects;
 6. writes both PDFs into both editions, ``_static/pdf/autograd-notes-en.pdf``
    and ``autograd-notes-zh_CN.pdf``, so each hosted edition (Read the Docs
    serves them as separate projects) serves both.
@@ -31,22 +36,32 @@ fingerprint) nor this script or its stylesheet changed since the last run.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import io
+import logging
 import os
 import posixpath
 import re
 import shutil
 import sys
 import time
-from dataclasses import dataclass
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from bs4 import BeautifulSoup, Tag
 from playwright.sync_api import Page, Route, sync_playwright
 from pypdf import PdfReader, PdfWriter
-from pypdf.generic import NameObject, TextStringObject
+from pypdf.generic import (
+    DecodedStreamObject,
+    DictionaryObject,
+    Fit,
+    NameObject,
+    TextStringObject,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -57,6 +72,7 @@ STYLESHEET = DOCS / "pdf.css"
 SITE_STAMP = BUILD / ".site-fingerprint"
 STAMP = BUILD / ".pdf-fingerprint"
 PROJECT = "autograd-notes"
+AUTHOR = "autograd-notes developers"
 # Written into the edition's folder for the printing only, then removed.
 SCRATCH = "_pdf-print.html"
 
@@ -81,6 +97,7 @@ FOOTER = (
     '<div style="font-size:8px;width:100%;text-align:center;color:#555;">'
     '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
 )
+MARGIN = {"top": "16mm", "bottom": "18mm", "left": "16mm", "right": "16mm"}
 
 
 def pdf_name(edition: str) -> str:
@@ -99,12 +116,22 @@ class Doc:
     path: str  # relative to the edition's root, e.g. "tutorials/index.html"
     title: str
     depth: int  # 0: the landing page and the top-level sections
-    article: Tag
+    soup: BeautifulSoup
+    sections: list[tuple[str, str]] = field(default_factory=list)  # (id, title)
 
     @property
     def key(self) -> str:
         """The page's id in the assembled document."""
         return "p-" + re.sub(r"[^\w-]", "-", self.path.removesuffix(".html"))
+
+
+@dataclass
+class Entry:
+    """A line of the contents and an item of the outline."""
+
+    level: int
+    title: str
+    target: str  # an id in the assembled document
 
 
 def read(site: Path, path: str) -> BeautifulSoup:
@@ -125,12 +152,18 @@ def resolve(page: str, href: str) -> tuple[str, str] | None:
     return unquote(target), unquote(parts.fragment)
 
 
+def text_of(heading: Tag) -> str:
+    heading = copy.copy(heading)
+    for link in heading.select("a.headerlink"):
+        link.decompose()
+    return " ".join(heading.get_text(" ", strip=True).split())
+
+
 def toctree_depth(soup: BeautifulSoup) -> int:
     """How deep the page sits in the sidebar's table of contents."""
-    current = soup.select("nav.bd-docs-nav li.current")
     levels = [
         int(m.group(1))
-        for li in current
+        for li in soup.select("nav.bd-docs-nav li.current")
         for m in [re.search(r"toctree-l(\d)", " ".join(li.get("class", [])))]
         if m
     ]
@@ -144,18 +177,19 @@ def pages(site: Path) -> list[Doc]:
     while path is not None and all(d.path != path for d in docs):
         soup = read(site, path)
         article = soup.select_one("article.bd-article")
-        if article is None:
-            raise SystemExit(f"pdf: {path} has no article")
-        heading = article.find("h1")
-        title = heading.get_text(" ", strip=True) if heading else path
-        title = title.rstrip("#¶ ").strip()
-        docs.append(Doc(path, title, 0 if path == "index.html" else 0, article))
-        docs[-1].depth = toctree_depth(soup) if path != "index.html" else 0
+        heading = article.find("h1") if article else None
+        if article is None or not isinstance(heading, Tag):
+            raise SystemExit(f"pdf: {path} has no article with a title")
+        depth = 0 if path == "index.html" else toctree_depth(soup)
+        doc = Doc(path, text_of(heading), depth, soup)
+        for h2 in article.select("section > h2"):
+            section = h2.parent
+            if isinstance(section, Tag) and section.get("id"):
+                doc.sections.append((str(section["id"]), text_of(h2)))
+        docs.append(doc)
         nxt = soup.select_one("a.right-next")
-        path = None
-        if nxt is not None and nxt.get("href"):
-            found = resolve(docs[-1].path, str(nxt["href"]))
-            path = found[0] if found else None
+        found = resolve(path, str(nxt["href"])) if nxt and nxt.get("href") else None
+        path = found[0] if found else None
     return docs
 
 
@@ -175,16 +209,16 @@ DROP = [
 ]
 
 
-def assemble(docs: list[Doc]) -> tuple[str, dict[str, str]]:
-    """The articles as one body; the ids of the pages, by page path."""
+def assemble(docs: list[Doc]) -> str:
+    """The articles of ``docs`` as the body of one document."""
     keys = {d.path: d.key for d in docs}
+    articles = [copy.copy(d.soup.select_one("article.bd-article")) for d in docs]
     ids: dict[tuple[str, str], str] = {}
-    for doc in docs:
-        for node in doc.article.select("[id]"):
+    for doc, article in zip(docs, articles, strict=True):
+        for node in article.select("[id]"):
             ids[doc.path, str(node["id"])] = f"{doc.key}--{node['id']}"
     body: list[str] = []
-    for doc in docs:
-        article = doc.article
+    for doc, article in zip(docs, articles, strict=True):
         for selector in DROP:
             for node in article.select(selector):
                 node.decompose()
@@ -193,12 +227,11 @@ def assemble(docs: list[Doc]) -> tuple[str, dict[str, str]]:
         for link in article.select("a[href]"):
             target = resolve(doc.path, str(link["href"]))
             if target is None:
-                if urlsplit(str(link["href"])).scheme in ("http", "https", "mailto"):
-                    continue  # a link to another site stays one
-                link.unwrap()
+                if urlsplit(str(link["href"])).scheme not in ("http", "https"):
+                    link.unwrap()  # mailto: stays text; http(s) stays a link
                 continue
             path, fragment = target
-            if path in keys and fragment and (path, fragment) in ids:
+            if (path, fragment) in ids:
                 link["href"] = "#" + ids[path, fragment]
             elif path in keys:
                 link["href"] = "#" + keys[path]
@@ -221,85 +254,88 @@ def assemble(docs: list[Doc]) -> tuple[str, dict[str, str]]:
             f'<section class="pdf-page pdf-depth-{doc.depth}" id="{doc.key}">'
             f"{article.decode_contents()}</section>"
         )
-    return "\n".join(body), keys
+    return "\n".join(body)
 
 
-def head(site: Path, docs: list[Doc]) -> str:
+def entries(docs: list[Doc]) -> list[Entry]:
+    """Each page at its depth, then its sections one level below it."""
+    found: list[Entry] = []
+    for doc in docs:
+        found.append(Entry(doc.depth, doc.title, doc.key))
+        found += [Entry(doc.depth + 1, t, f"{doc.key}--{i}") for i, t in doc.sections]
+    return found
+
+
+def head(docs: list[Doc]) -> str:
     """The stylesheets of the site and MathJax, with paths from the root."""
     parts: list[str] = []
-    seen: set[str] = set()
     for doc in docs:
-        soup = read(site, doc.path)
-        for node in soup.select('head link[rel="stylesheet"], head script'):
-            src = node.get("href") or node.get("src")
-            text = node.string or ""
-            is_math = "mathjax" in str(src).lower() or "MathJax" in text
-            if node.name == "script" and not is_math:
+        for node in doc.soup.select('head link[rel="stylesheet"], head script'):
+            node = copy.copy(node)
+            attribute = "href" if node.name == "link" else "src"
+            source = str(node.get(attribute) or "")
+            if node.name == "script" and "mathjax" not in (source + str(node)).lower():
                 continue
-            if src:
-                found = resolve(doc.path, str(src).split("?")[0])
+            if source:
+                found = resolve(doc.path, source.split("?")[0])
                 if found is None:
                     continue
-                node["href" if node.name == "link" else "src"] = found[0]
-            html = str(node)
-            if html not in seen:
-                seen.add(html)
-                parts.append(html)
+                node[attribute] = found[0]
+            if str(node) not in parts:
+                parts.append(str(node))
     parts.append(f"<style>{STYLESHEET.read_text(encoding='utf-8')}</style>")
     return "\n".join(parts)
 
 
-def front(site: Path, docs: list[Doc], edition: str, numbers: dict[str, int]) -> str:
+def front(docs: list[Doc], edition: str, numbers: dict[str, int]) -> str:
     """The title page and the contents page."""
     text = TEXT[edition]
-    index = read(site, "index.html")
+    index = docs[0].soup
     tagline = index.select_one("article.bd-article p")
-    footer = index.select_one(".footer-item .extra_footer, .extra_footer")
+    footer = index.select_one(".extra_footer")
     lines = [
         '<section class="pdf-title">',
-        f"<h1 class='pdf-no-outline'>{PROJECT}</h1>",
+        f"<h1>{PROJECT}</h1>",
         f"<p class='pdf-tagline'>{tagline.decode_contents() if tagline else ''}</p>",
         f"<p class='pdf-edition'>{text['edition']}</p>",
         f"<p>{text['note']}</p>",
         footer.decode_contents() if footer else "",
         "</section>",
         '<nav class="pdf-contents" id="pdf-contents">',
-        f"<h1 class='pdf-no-outline'>{text['contents']}</h1><ol>",
+        f"<h1>{text['contents']}</h1><ol>",
     ]
-    for doc in docs:
-        number = numbers.get(doc.key, "")
+    for entry in entries(docs):
         lines.append(
-            f'<li class="pdf-toc-{doc.depth}"><a href="#{doc.key}">'
-            f'<span class="pdf-toc-title">{doc.title}</span>'
-            f'<span class="pdf-toc-page">{number}</span></a></li>'
+            f'<li class="pdf-toc-{entry.level}"><a href="#{entry.target}">'
+            f'<span class="pdf-toc-title">{entry.title}</span>'
+            f'<span class="pdf-toc-page">{numbers.get(entry.target, "")}</span>'
+            "</a></li>"
         )
     lines.append("</ol></nav>")
     return "\n".join(lines)
 
 
-def document(site: Path, edition: str, numbers: dict[str, int]) -> str:
-    docs = pages(site)  # fresh soup each time: assemble() edits it
-    body, _ = assemble(docs)
+def document(docs: list[Doc], edition: str, numbers: dict[str, int]) -> str:
     return (
         f'<!DOCTYPE html><html lang="{TEXT[edition]["lang"]}" data-theme="light" '
         f'data-mode="light"><head><meta charset="utf-8"><title>{PROJECT}</title>'
-        f"{head(site, docs)}</head><body class='pdf'>"
-        f"{front(site, docs, edition, numbers)}<main>{body}</main></body></html>"
+        f"{head(docs)}</head><body class='pdf'>"
+        f"{front(docs, edition, numbers)}<main>{assemble(docs)}</main></body></html>"
     )
 
 
-def destinations(pdf: bytes) -> dict[str, int]:
-    """The page number (from 1) of every named destination of ``pdf``."""
-    reader = PdfReader(io.BytesIO(pdf))
-    found: dict[str, int] = {}
+def destinations(reader: PdfReader) -> dict[str, tuple[int, float | None]]:
+    """The page (from 0) and height of every named destination."""
+    found: dict[str, tuple[int, float | None]] = {}
     for name, destination in reader.named_destinations.items():
         number = reader.get_destination_page_number(destination)
         if number is not None and number >= 0:
-            found[str(name)] = number + 1
+            top = destination.get("/Top")
+            found[str(name).lstrip("/")] = (number, float(top) if top else None)
     return found
 
 
-def printed(page: Page, site: Path, html: str) -> bytes:
+def print_pdf(page: Page, site: Path, html: str, blocked: list[str]) -> bytes:
     scratch = site / SCRATCH
     scratch.write_text(html, encoding="utf-8")
     try:
@@ -308,64 +344,109 @@ def printed(page: Page, site: Path, html: str) -> bytes:
             "async () => { await document.fonts.ready;"
             " if (window.MathJax && MathJax.startup) await MathJax.startup.promise; }"
         )
+        if blocked:
+            raise SystemExit(f"pdf: the pages asked for {sorted(set(blocked))}")
         return page.pdf(
             format="A4",
-            margin={"top": "16mm", "bottom": "18mm", "left": "16mm", "right": "16mm"},
+            margin=MARGIN,  # type: ignore[arg-type]
             print_background=True,
             display_header_footer=True,
             header_template="<span></span>",
             footer_template=FOOTER,
-            outline=True,
             tagged=True,
         )
     finally:
         scratch.unlink(missing_ok=True)
 
 
-def finish(pdf: bytes, edition: str, title: str) -> bytes:
-    """Metadata, the outline open, and no dates: reproducible output."""
-    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf)))
-    writer.add_metadata(
-        {
-            "/Title": f"{PROJECT}: {title}",
-            "/Author": "autograd-notes developers",
-            "/Creator": "docs/pdf.py (Chromium)",
-        }
+RADICALS = re.compile("[\u2e80-\u2fdf\uf900-\ufaff]")
+CMAP_PAIR = re.compile(rb"<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>")
+
+
+def ideograph(hexcode: bytes) -> bytes:
+    """The ideograph a CJK radical or compatibility character stands for."""
+    text = bytes.fromhex(hexcode.decode()).decode("utf-16-be", "replace")
+    if not RADICALS.fullmatch(text):
+        return hexcode
+    return (
+        unicodedata.normalize("NFKC", text).encode("utf-16-be").hex().upper().encode()
     )
-    info = writer._info
-    if info is not None:
-        for key in ("/CreationDate", "/ModDate"):
-            info.get_object().pop(NameObject(key), None)
+
+
+def fix_text_map(font: DictionaryObject) -> None:
+    """Map glyphs that Chromium mapped to a Kangxi radical to the ideograph
+    (the pages contain ideographs: 文, never ⽂). Its maps use ``bfchar`` for
+    those, a code and its text on one line."""
+    stream = font.get("/ToUnicode")
+    if stream is None:
+        return
+    stream = stream.get_object()
+    data = stream.get_data()
+
+    def replace(match: re.Match[bytes]) -> bytes:
+        return b"<%s> <%s>" % (match[1], ideograph(match[2]))
+
+    fixed = CMAP_PAIR.sub(replace, data)
+    if fixed != data:
+        new = DecodedStreamObject()
+        new.set_data(fixed)
+        font[NameObject("/ToUnicode")] = new
+
+
+def finish(pdf: bytes, edition: str, docs: list[Doc]) -> bytes:
+    """The outline, the text maps, metadata, and no dates."""
+    reader = PdfReader(io.BytesIO(pdf))
+    writer = PdfWriter(clone_from=reader)
+    places = destinations(reader)
+    parents: dict[int, object] = {}
+    for entry in entries(docs):
+        number, top = places[entry.target]
+        parent = parents.get(entry.level - 1) if entry.level else None
+        item = writer.add_outline_item(
+            entry.title, number, parent=parent, fit=Fit.xyz(top=top)
+        )
+        parents[entry.level] = item
+    done: set[int] = set()
+    for page in writer.pages:
+        fonts = page["/Resources"].get_object().get("/Font", {})
+        for font in fonts.get_object().values():
+            if font.idnum not in done:
+                done.add(font.idnum)
+                fix_text_map(font.get_object())
+    writer.add_metadata(
+        {"/Title": f"{PROJECT} ({TEXT[edition]['edition']})", "/Author": AUTHOR}
+    )
+    info = writer._info.get_object() if writer._info is not None else {}
+    for key in ("/CreationDate", "/ModDate"):
+        info.pop(NameObject(key), None)
     writer._root_object[NameObject("/PageMode")] = NameObject("/UseOutlines")
     writer._root_object[NameObject("/Lang")] = TextStringObject(TEXT[edition]["lang"])
-    digest = hashlib.sha256(pdf).digest()[:16]
-    writer._ID = None  # computed from the content instead of the clock:
     out = io.BytesIO()
     writer.write(out)
-    data = out.getvalue()
-    del digest
-    return data
+    return out.getvalue()
 
 
 def find_chromium() -> str | None:
     """Debian's Chromium ($CHROMIUM, ``chromium`` on PATH, /usr/bin/chromium);
-    None to use a Chromium that ``playwright install`` put there (the hosted
-    builders, which have no Debian package)."""
-    for candidate in (os.environ.get("CHROMIUM"), shutil.which("chromium")):
+    None: Playwright's own (``playwright install chromium``, on hosted
+    builders that have no Debian package)."""
+    candidates = [os.environ.get("CHROMIUM"), shutil.which("chromium")]
+    for candidate in [*candidates, "/usr/bin/chromium"]:
         if candidate and Path(candidate).is_file():
             return candidate
-    return "/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else None
+    return None
 
 
-def offline(site: Path):  # type: ignore[no-untyped-def]
+def offline(site: Path, blocked: list[str]) -> Callable[[Route], None]:
+    """Serve only files of the edition's folder; note anything else."""
     root = site.resolve().as_uri() + "/"
 
     def handle(route: Route) -> None:
         url = route.request.url
-        if url.startswith(root) or url.startswith(("data:", "blob:", "about:")):
+        if url.startswith((root, "data:", "blob:")):
             route.fallback()
         else:
-            print(f"pdf: blocked {url}", file=sys.stderr)
+            blocked.append(url)
             route.abort("blockedbyclient")
 
     return handle
@@ -378,10 +459,11 @@ def fingerprint() -> str:
     return digest.hexdigest()
 
 
-def main() -> int:
+def main(only: list[str]) -> int:
+    """Print every edition (or those named on the command line)."""
     current = fingerprint()
     done = all(p.exists() for e in EDITIONS for p in outputs(e))
-    if done and STAMP.exists() and STAMP.read_text() == current:
+    if not only and done and STAMP.exists() and STAMP.read_text() == current:
         print("pdf: the site has not changed since the PDFs were printed.")
         return 0
     for site in EDITIONS.values():
@@ -389,34 +471,45 @@ def main() -> int:
             print(f"pdf: no site in {site}; run `nox -s docs` first", file=sys.stderr)
             return 1
     STAMP.unlink(missing_ok=True)
+    # pypdf notes, harmlessly, that Chromium's trailer undercounts objects.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
     with sync_playwright() as playwright:
-        executable = find_chromium()
-        browser = playwright.chromium.launch(executable_path=executable)
+        browser = playwright.chromium.launch(executable_path=find_chromium())
         for edition, site in EDITIONS.items():
+            if only and edition not in only:
+                continue
             start = time.monotonic()
+            docs = pages(site)
+            blocked: list[str] = []
+            # Scale 2: pictures print from their high-resolution (2x) files.
             context = browser.new_context(device_scale_factor=2)
-            context.route("**/*", offline(site))
+            context.route("**/*", offline(site, blocked))
             page = context.new_page()
-            draft = printed(page, site, document(site, edition, {}))
-            numbers = destinations(draft)
-            pdf = printed(page, site, document(site, edition, numbers))
+            draft = print_pdf(page, site, document(docs, edition, {}), blocked)
+            numbers = {
+                name: number + 1
+                for name, (number, _) in destinations(
+                    PdfReader(io.BytesIO(draft))
+                ).items()
+            }
+            pdf = print_pdf(page, site, document(docs, edition, numbers), blocked)
             context.close()
-            title = TEXT[edition]["edition"]
-            data = finish(pdf, edition, title)
+            data = finish(pdf, edition, docs)
             for path in outputs(edition):
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(data)
             count = len(PdfReader(io.BytesIO(data)).pages)
             print(
-                f"pdf: {edition}: {count} pages, {len(data) / 1e6:.1f} MB, "
-                f"{time.monotonic() - start:.0f} s -> "
+                f"pdf: {edition}: {count} pages, {len(data) / 1e6:.1f} MB "
+                f"in {time.monotonic() - start:.0f} s -> "
                 f"{outputs(edition)[0].relative_to(ROOT)}",
                 flush=True,
             )
         browser.close()
-    STAMP.write_text(current)
+    if not only:
+        STAMP.write_text(current)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
