@@ -24,8 +24,9 @@ Run it after ``docs/build.py`` (``nox -s pdf`` runs both, then
    sidebar, each with its sections), title, author, language, the outline
    open in the viewer, no creation date (two printings of the same site are
    the same file), and text that copies and searches as written: Chromium
-   maps some CJK glyphs to a Kangxi radical (U+2F00...) rather than the
-   ideograph the page has (文 came out as ⽂), which the text map corrects;
+   maps some CJK glyphs to a radical (U+2E80-U+2FDF) rather than the
+   ideograph the page has (文 came out as ⽂, 页 as ⻚), which the text map
+   corrects, from Noto CJK's own character map;
 6. writes both PDFs into both editions, ``_static/pdf/autograd-notes-en.pdf``
    and ``autograd-notes-zh_CN.pdf``, so each hosted edition (Read the Docs
    serves them as separate projects) serves both.
@@ -44,19 +45,21 @@ import os
 import posixpath
 import re
 import shutil
+import subprocess
 import sys
 import time
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from bs4 import BeautifulSoup, Tag
+from fontTools.ttLib import TTFont
 from playwright.sync_api import Page, Route, sync_playwright
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import (
-    DecodedStreamObject,
     DictionaryObject,
     Fit,
     NameObject,
@@ -360,37 +363,58 @@ def print_pdf(page: Page, site: Path, html: str, blocked: list[str]) -> bytes:
 
 
 RADICALS = re.compile("[\u2e80-\u2fdf\uf900-\ufaff]")
-CMAP_PAIR = re.compile(rb"<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>")
+IDEOGRAPHS = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
+BFCHAR = re.compile(rb"beginbfchar(.*?)endbfchar", re.S)
+PAIR = re.compile(rb"<([0-9A-Fa-f]+)>(\s*)<([0-9A-Fa-f]+)>")
 
 
-def ideograph(hexcode: bytes) -> bytes:
-    """The ideograph a CJK radical or compatibility character stands for."""
-    text = bytes.fromhex(hexcode.decode()).decode("utf-16-be", "replace")
+@cache
+def ideographs() -> dict[str, str]:
+    """Each radical that Noto Sans CJK SC draws with an ideograph's glyph
+    (⻚ and 页, ⽂ and 文), and that ideograph."""
+    found = subprocess.run(
+        ["fc-match", "-f", "%{file}:%{index}", "Noto Sans CJK SC"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    path, _, index = found.rpartition(":")
+    if not path.endswith((".ttc", ".otf", ".ttf")):
+        return {}
+    cmap = TTFont(path, fontNumber=int(index or 0), lazy=True).getBestCmap()
+    glyphs: dict[str, str] = {}
+    for code, glyph in sorted(cmap.items()):
+        if IDEOGRAPHS.fullmatch(chr(code)):
+            glyphs.setdefault(glyph, chr(code))
+    return {
+        chr(code): glyphs[glyph]
+        for code, glyph in cmap.items()
+        if RADICALS.fullmatch(chr(code)) and glyph in glyphs
+    }
+
+
+def ideograph(match: re.Match[bytes]) -> bytes:
+    """A ``<code> <text>`` pair, with a CJK radical or compatibility
+    character as its text replaced by the ideograph it stands for."""
+    text = bytes.fromhex(match[3].decode()).decode("utf-16-be", "replace")
     if not RADICALS.fullmatch(text):
-        return hexcode
-    return (
-        unicodedata.normalize("NFKC", text).encode("utf-16-be").hex().upper().encode()
-    )
+        return match[0]
+    fixed = ideographs().get(text) or unicodedata.normalize("NFKC", text)
+    hexcode = fixed.encode("utf-16-be").hex().upper().encode()
+    return b"<%s>%s<%s>" % (match[1], match[2], hexcode)
 
 
 def fix_text_map(font: DictionaryObject) -> None:
     """Map glyphs that Chromium mapped to a Kangxi radical to the ideograph
-    (the pages contain ideographs: 文, never ⽂). Its maps use ``bfchar`` for
-    those, a code and its text on one line."""
-    stream = font.get("/ToUnicode")
-    if stream is None:
+    (the pages contain ideographs: 文, never ⽂). Its maps name those one by
+    one (``bfchar``)."""
+    if "/ToUnicode" not in font:
         return
-    stream = stream.get_object()
+    stream = font["/ToUnicode"].get_object()
     data = stream.get_data()
-
-    def replace(match: re.Match[bytes]) -> bytes:
-        return b"<%s> <%s>" % (match[1], ideograph(match[2]))
-
-    fixed = CMAP_PAIR.sub(replace, data)
+    fixed = BFCHAR.sub(lambda block: PAIR.sub(ideograph, block[0]), data)
     if fixed != data:
-        new = DecodedStreamObject()
-        new.set_data(fixed)
-        font[NameObject("/ToUnicode")] = new
+        stream.set_data(fixed)
 
 
 def finish(pdf: bytes, edition: str, docs: list[Doc]) -> bytes:
@@ -403,7 +427,7 @@ def finish(pdf: bytes, edition: str, docs: list[Doc]) -> bytes:
         number, top = places[entry.target]
         parent = parents.get(entry.level - 1) if entry.level else None
         item = writer.add_outline_item(
-            entry.title, number, parent=parent, fit=Fit.xyz(top=top)
+            title=entry.title, page_number=number, parent=parent, fit=Fit.xyz(top=top)
         )
         parents[entry.level] = item
     done: set[int] = set()
