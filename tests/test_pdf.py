@@ -173,9 +173,9 @@ def test_links_resolve_inside_the_document(edition: str):
         destination = names.get(name) or names.get(f"/{name}")
         internal.append((number, r.get_destination_page_number(destination)))
     assert internal, "no internal links"
-    contents_end = max(sheet for _, _, sheet in outline(edition)[:1]) + 2
+    first = outline(edition)[0][2]  # the landing page, after the contents
     # The pages link to one another, not only the contents page to them.
-    between = {(a, b) for a, b in internal if a >= contents_end and a != b}
+    between = {(a, b) for a, b in internal if a >= first and a != b}
     assert len(between) >= len(site_pages(edition)), len(between)
 
 
@@ -224,14 +224,16 @@ def test_no_missing_glyphs(edition: str):
                 if isinstance(string, int | float):
                     continue
                 data = bytes(string.original_bytes)
-                if font["/Subtype"] == "/Type0":
+                if font["/Subtype"] == "/Type0":  # Identity-H: glyph ids
                     codes = [data[i : i + 2] for i in range(0, len(data), 2)]
                     bad = [c for c in codes if c == b"\0\0"]
-                else:
-                    names = font["/Encoding"]["/Differences"][1:]
+                else:  # Type 3: each code names a glyph g<id> with an outline
+                    names = font["/Encoding"]["/Differences"]
+                    assert names[0] == 0
                     procs = font["/CharProcs"]
-                    bad = [c for c in data if names[c] not in procs or c == 0]
-                    bad = [c for c in data if names[c] == "/g0"] + bad
+                    last = len(names) - 1
+                    glyphs = [names[c + 1] if c < last else None for c in data]
+                    bad = [g for g in glyphs if g in (None, "/g0") or g not in procs]
                 if bad:
                     missing.append(f"sheet {number + 1}: {font.get('/BaseFont')}")
     assert missing == []
@@ -298,10 +300,12 @@ def test_executed_outputs_are_in_it(edition: str):
 
 
 def test_every_picture_is_in_it(edition: str):
-    pictures = set()
+    pictures = set()  # raster pictures: an SVG prints as drawing, not image
     for doc in site_pages(edition):
         for img in doc.soup.select("article.bd-article img"):
-            pictures.add(str(img["src"]).rsplit("/", 1)[-1])
+            name = str(img["src"]).rsplit("/", 1)[-1]
+            if name.lower().endswith((".png", ".jpg", ".jpeg", ".gif", ".webp")):
+                pictures.add(name)
     images = set()
     for page in reader(edition).pages:
         for _name, thing in (page["/Resources"].get("/XObject") or {}).items():
@@ -309,3 +313,27 @@ def test_every_picture_is_in_it(edition: str):
                 images.add(thing.idnum)
     assert len(pictures) >= 15
     assert len(images) >= len(pictures), (len(images), len(pictures))
+
+
+def test_every_page_links_the_pdfs(edition: str):
+    """The download menu of every page offers the edition's PDF, the landing
+    page links both, and each link leads to the PDF file that was checked."""
+    site = pdf.EDITIONS[edition]
+    own = pdf.outputs(edition)[0].name
+    for doc in site_pages(edition):
+        menu = doc.soup.select('.dropdown-download-buttons a[href$=".pdf"]')
+        hrefs = [str(a["href"]) for a in menu]
+        assert [h.rsplit("/", 1)[-1] for h in hrefs] == [own], (doc.path, hrefs)
+        landing = (
+            doc.soup.select("article a.sitepdf") if doc.path == "index.html" else []
+        )
+        for href in hrefs + [str(a["href"]) for a in landing]:
+            target = pdf.resolve(doc.path, href)
+            assert target is not None, (doc.path, href)
+            path = site / target[0]
+            assert path.is_file(), f"{doc.path} links {href}, which is missing"
+            name = path.name.removeprefix(f"{pdf.PROJECT}-").removesuffix(".pdf")
+            assert path.read_bytes() == pdf.outputs(name)[0].read_bytes()
+    index = site_pages(edition)[0].soup
+    names = {str(a["href"]).rsplit("/", 1)[-1] for a in index.select("a.sitepdf")}
+    assert names == {pdf.pdf_name(e) for e in EDITIONS}, names
