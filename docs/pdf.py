@@ -477,6 +477,7 @@ def offline(site: Path, blocked: list[str]) -> Callable[[Route], None]:
 
 
 def fingerprint() -> str:
+    """What the PDFs are printed from; a missing file never matches."""
     digest = hashlib.sha256()
     for path in (SITE_STAMP, Path(__file__), STYLESHEET):
         digest.update(path.read_bytes() if path.exists() else os.urandom(8))
