@@ -7,6 +7,8 @@ run uses the same torch (2.13.0, CPU) and the same Sphinx stack.
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 from pathlib import Path
 
 import nox
@@ -47,7 +49,8 @@ def install(session: nox.Session, *requirements: str) -> None:
 def tests(session: nox.Session) -> None:
     """Unit tests, doctests of src/, `>>>` examples in docs/, strictness checks."""
     install(session, "-e", ".[test,docs]")
-    session.run("pytest", *session.posargs)
+    # tests/test_pdf.py checks the printed PDFs: `nox -s pdf` runs it.
+    session.run("pytest", "--ignore=tests/test_pdf.py", *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -88,9 +91,22 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def browser(session: nox.Session) -> None:
     """Build both editions, serve them on 127.0.0.1, check them in Chromium."""
-    install(session, "-e", ".[docs,browser]")
+    install(session, "-e", ".[docs,browser,pdf]")
     session.run("python", "docs/build.py")
+    session.run("python", "docs/pdf.py")  # the pages link the PDFs
     session.run("pytest", "browser_tests", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def pdf(session: nox.Session) -> None:
+    """Build both editions, print each as one PDF with Chromium, check them."""
+    install(session, "-e", ".[docs,browser,pdf]")
+    session.run("python", "docs/build.py")
+    hosted = os.environ.get("READTHEDOCS") or os.environ.get("GITHUB_ACTIONS")
+    if hosted and not shutil.which("chromium"):  # no Debian Chromium there
+        session.run("playwright", "install", "chromium")
+    session.run("python", "docs/pdf.py")
+    session.run("pytest", "tests/test_pdf.py", *session.posargs)
 
 
 @nox.session(name="docs-live", python=PYTHON)

@@ -36,6 +36,7 @@ DOCS_ONLY = [
     "test_codecomments.py",
     "test_signatures.py",
     "test_quiet_build.py",
+    "test_pdf.py",
 ]
 OPTION = re.compile(r"^:[\w-]+:.*$\n?|^---\n.*?^---\n", re.MULTILINE | re.DOTALL)
 
@@ -107,7 +108,8 @@ def check_version(version: str) -> dict[str, str]:
     # torch and need more than the test extra (sphinx-gallery, babel, PyYAML),
     # so they run in `nox -s tests` only: the tutorials' style, the zh_CN
     # catalogs and code comments, the hosting configs, the rendered API
-    # signatures, the quiet build log, and (slow anyway) the downloads.
+    # signatures, the quiet build log, the printed PDFs (nox -s pdf), and
+    # (slow anyway) the downloads.
     unit = ["tests", "-m", "not slow"]
     unit += [f"--ignore=tests/{name}" for name in DOCS_ONLY]
     results = {

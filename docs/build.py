@@ -30,6 +30,8 @@ EDITIONS = {"en": BUILD / "html", "zh_CN": BUILD / "html" / "zh_CN"}
 # Generated inside docs/ by the build itself: not inputs.
 GENERATED = {"_build", "tutorials", "generated", "jupyter_execute", "__pycache__"}
 STAMP = BUILD / ".site-fingerprint"
+# Read after the build, by docs/pdf.py: not inputs of the HTML.
+AFTERWARDS = {Path("docs/pdf.py"), Path("docs/pdf.css")}
 
 
 def inputs() -> list[Path]:
@@ -38,7 +40,12 @@ def inputs() -> list[Path]:
     for folder in ("docs", "gallery", "src"):
         for path in sorted((ROOT / folder).rglob("*")):
             parts = set(path.relative_to(ROOT).parts)
-            if path.is_file() and not parts & GENERATED and path.suffix != ".mo":
+            if (
+                path.is_file()
+                and not parts & GENERATED
+                and path.suffix != ".mo"
+                and path.relative_to(ROOT) not in AFTERWARDS
+            ):
                 found.append(path)
     return found
 

@@ -57,6 +57,7 @@ extensions = [
     "figures",  # 2x figures, graph alt text and legends, numbered tutorial cards
     "notebooks",  # a notebook for every executed page; no Sphinx markup in any
     "launchbar",  # Colab, notebook, script and source links atop executed pages
+    "sitepdf",  # links the whole-site PDFs that docs/pdf.py prints
 ]
 
 exclude_patterns = [

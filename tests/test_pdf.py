@@ -1,0 +1,339 @@
+"""The whole-site PDFs that ``docs/pdf.py`` printed, checked against the site.
+
+Run by ``nox -s pdf`` right after it prints them (``pytest tests/test_pdf.py``;
+``nox -s tests`` leaves this file out, as the PDFs do not exist before the
+site is built). A missing PDF fails, never skips. For each edition:
+
+* both editions' folders serve the same file, so each hosted edition offers
+  both PDFs;
+* the page count is sane: at least one sheet per page of the site plus the
+  title and contents, at most twelve per page;
+* the outline (bookmarks) has every page of the site, in the order of the
+  table of contents and nested as in the sidebar, and each bookmark opens the
+  sheet where that page's title is printed; the contents page lists them;
+* every link inside the document leads to a sheet of it; links to other
+  sites are web addresses (nothing points at a file of the build machine);
+  the pages link to one another as on the site;
+* every font is embedded (a font file, or a Type 3 font's own glyph
+  outlines), and no text is drawn with a missing glyph (.notdef);
+* the text is the site's text: every short plain Chinese sentence of the
+  catalogs that the Chinese pages show, and every line of every executed
+  output on the site, is in the text extracted from the PDF;
+* every picture of the site is in it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from babel.messages.pofile import read_po
+from pypdf import PdfReader
+from pypdf.generic import ContentStream, DictionaryObject, IndirectObject
+
+ROOT = Path(__file__).resolve().parents[1]
+CATALOGS = ROOT / "docs" / "locale" / "zh_CN" / "LC_MESSAGES"
+
+
+def load_pdf_module() -> Any:
+    spec = importlib.util.spec_from_file_location("pdf", ROOT / "docs" / "pdf.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["pdf"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+pdf = load_pdf_module()
+EDITIONS = list(pdf.EDITIONS)
+
+
+@cache
+def reader(edition: str) -> PdfReader:
+    path = pdf.outputs(edition)[0]
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run `nox -s pdf`", pytrace=False)
+    return PdfReader(path)
+
+
+@cache
+def site_pages(edition: str) -> list[Any]:
+    return pdf.pages(pdf.EDITIONS[edition])
+
+
+@cache
+def page_texts(edition: str) -> tuple[str, ...]:
+    return tuple(page.extract_text() for page in reader(edition).pages)
+
+
+def squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+@cache
+def all_text(edition: str) -> str:
+    return squeeze("".join(page_texts(edition)))
+
+
+@pytest.fixture(params=EDITIONS)
+def edition(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def test_each_edition_serves_both_pdfs(edition: str):
+    first, *copies = pdf.outputs(edition)
+    reader(edition)
+    for copy in copies:
+        assert copy.read_bytes() == first.read_bytes(), f"{copy} differs from {first}"
+
+
+def test_page_count(edition: str):
+    count = len(reader(edition).pages)
+    pages = len(site_pages(edition))
+    assert pages >= 30, f"only {pages} pages found in the site's table of contents"
+    assert pages + 2 <= count <= 12 * pages, (count, pages)
+
+
+def outline(edition: str) -> list[tuple[int, str, int]]:
+    """(depth, title, sheet from 0) of every bookmark, in order."""
+    r = reader(edition)
+    found: list[tuple[int, str, int]] = []
+
+    def walk(items: list[Any], depth: int) -> None:
+        for item in items:
+            if isinstance(item, list):
+                walk(item, depth + 1)
+            else:
+                found.append((depth, item.title, r.get_destination_page_number(item)))
+
+    walk(r.outline, 0)
+    return found
+
+
+def test_outline_has_every_page_nested_in_order(edition: str):
+    marks = outline(edition)
+    pages = site_pages(edition)
+    titles = [title for _, title, _ in marks]
+    # Every page of the site, in table-of-contents order, at its depth.
+    positions = [titles.index(doc.title) for doc in pages]
+    assert positions == sorted(positions), "the outline is out of order"
+    for doc, position in zip(pages, positions, strict=True):
+        depth, title, sheet = marks[position]
+        assert depth == doc.depth, (title, depth, doc.depth)
+        assert squeeze(title) in squeeze(page_texts(edition)[sheet]), (
+            f"bookmark {title!r} opens sheet {sheet + 1}, which does not show it"
+        )
+    # Each page's sections follow it, one level down.
+    assert len(marks) > len(pages)
+    assert all(0 <= sheet < len(reader(edition).pages) for *_, sheet in marks)
+
+
+def test_contents_page_lists_every_page(edition: str):
+    contents = squeeze(page_texts(edition)[1])
+    heading = pdf.TEXT[edition]["contents"]
+    assert contents.startswith(heading) or heading in contents[:40]
+    text = squeeze("".join(page_texts(edition)[1:12]))
+    for doc in site_pages(edition):
+        assert squeeze(doc.title) in text, f"{doc.title!r} is not in the contents"
+
+
+def links(edition: str) -> Iterator[tuple[int, DictionaryObject]]:
+    for number, page in enumerate(reader(edition).pages):
+        for annotation in page.get("/Annots") or []:
+            annotation = annotation.get_object()
+            if annotation.get("/Subtype") == "/Link":
+                yield number, annotation
+
+
+def test_links_resolve_inside_the_document(edition: str):
+    r = reader(edition)
+    names = r.named_destinations
+    internal: list[tuple[int, int]] = []
+    for number, link in links(edition):
+        action = link.get("/A")
+        target = link.get("/Dest") or (action.get("/D") if action else None)
+        if action is not None and action.get("/S") == "/URI":
+            uri = str(action["/URI"])
+            assert uri.startswith(("https://", "http://")), (number + 1, uri)
+            continue
+        assert target is not None, f"sheet {number + 1}: a link that goes nowhere"
+        if isinstance(target, IndirectObject):
+            target = target.get_object()
+        name = str(target)
+        assert name in names or name.lstrip("/") in names or f"/{name}" in names, (
+            f"sheet {number + 1}: link to {name!r}, which is not in the document"
+        )
+        destination = names.get(name) or names.get(f"/{name}")
+        internal.append((number, r.get_destination_page_number(destination)))
+    assert internal, "no internal links"
+    first = outline(edition)[0][2]  # the landing page, after the contents
+    # The pages link to one another, not only the contents page to them.
+    between = {(a, b) for a, b in internal if a >= first and a != b}
+    assert len(between) >= len(site_pages(edition)), len(between)
+
+
+def fonts(edition: str) -> dict[int, DictionaryObject]:
+    found: dict[int, DictionaryObject] = {}
+    for page in reader(edition).pages:
+        for font in (page["/Resources"].get("/Font") or {}).values():
+            found[font.idnum] = font.get_object()
+    return found
+
+
+def test_every_font_is_embedded(edition: str):
+    kinds = set()
+    for font in fonts(edition).values():
+        kinds.add(str(font["/Subtype"]))
+        if font["/Subtype"] == "/Type3":
+            assert font["/CharProcs"], font
+            continue
+        descendant = font["/DescendantFonts"][0].get_object()
+        descriptor = (descendant if font["/Subtype"] == "/Type0" else font)[
+            "/FontDescriptor"
+        ].get_object()
+        files = {"/FontFile", "/FontFile2", "/FontFile3"} & set(descriptor)
+        assert files, f"{font.get('/BaseFont')} is not embedded"
+    assert "/Type0" in kinds, kinds
+
+
+def test_no_missing_glyphs(edition: str):
+    """No text is drawn with glyph 0 (.notdef, a "tofu" box)."""
+    missing: list[str] = []
+    for number, page in enumerate(reader(edition).pages):
+        resources = page["/Resources"].get_object()
+        known = {name: f.get_object() for name, f in resources.get("/Font", {}).items()}
+        font: DictionaryObject | None = None
+        stream = ContentStream(page.get_contents(), reader(edition))
+        for operands, operator in stream.operations:
+            if operator == b"Tf":
+                font = known[operands[0]]
+                continue
+            if operator not in (b"Tj", b"TJ", b"'", b'"'):
+                continue
+            assert font is not None
+            shown = operands[-1] if operator != b"TJ" else operands[0]
+            strings = shown if operator == b"TJ" else [shown]
+            for string in strings:
+                if isinstance(string, int | float):
+                    continue
+                data = bytes(string.original_bytes)
+                if font["/Subtype"] == "/Type0":  # Identity-H: glyph ids
+                    codes = [data[i : i + 2] for i in range(0, len(data), 2)]
+                    bad = [c for c in codes if c == b"\0\0"]
+                else:  # Type 3: each code names a glyph g<id> with an outline
+                    names = font["/Encoding"]["/Differences"]
+                    assert names[0] == 0
+                    procs = font["/CharProcs"]
+                    last = len(names) - 1
+                    glyphs = [names[c + 1] if c < last else None for c in data]
+                    bad = [g for g in glyphs if g in (None, "/g0") or g not in procs]
+                if bad:
+                    missing.append(f"sheet {number + 1}: {font.get('/BaseFont')}")
+    assert missing == []
+
+
+@cache
+def page_text_html(edition: str) -> str:
+    """The text of every page's article, as the PDF shows it."""
+    parts = []
+    for doc in site_pages(edition):
+        article = doc.soup.select_one("article.bd-article")
+        article = article.__copy__()
+        for selector in pdf.DROP:
+            for node in article.select(selector):
+                node.decompose()
+        parts.append(article.get_text())
+    return squeeze("".join(parts))
+
+
+def plain_chinese_messages() -> set[str]:
+    found = set()
+    for path in sorted(CATALOGS.glob("**/*.po")):
+        if path.stem in ("sphinx", "booktheme"):
+            continue
+        with path.open("rb") as f:
+            catalog = read_po(f)
+        for message in catalog:
+            text = message.string
+            if (
+                isinstance(text, str)
+                and re.search(r"[\u4e00-\u9fff]", text)
+                and not re.search(r"[`*{}\[\]<>|:\\$#_]", text)
+                and len(text) <= 60
+            ):
+                found.add(text)
+    return found
+
+
+def test_chinese_text_round_trips():
+    """Each short plain sentence of the catalogs that a Chinese page shows is
+    in the PDF's text as written (no radical in place of an ideograph, no
+    box, no lost character)."""
+    shown = page_text_html("zh_CN")
+    messages = [m for m in plain_chinese_messages() if squeeze(m) in shown]
+    assert len(messages) >= 100, len(messages)
+    text = all_text("zh_CN")
+    lost = sorted(m for m in messages if squeeze(m) not in text)
+    assert lost == []
+    assert not re.search("[\u2e80-\u2fdf\ufffd]", text), "radicals or U+FFFD"
+
+
+def test_executed_outputs_are_in_it(edition: str):
+    lines = set()
+    for doc in site_pages(edition):
+        for block in doc.soup.select(
+            "article .sphx-glr-script-out pre, article .cell_output pre"
+        ):
+            lines.update(squeeze(line) for line in block.get_text().splitlines())
+    lines.discard("")
+    assert len(lines) >= 200, len(lines)
+    assert any("Backward0" in line for line in lines)
+    text = all_text(edition)
+    assert sorted(line for line in lines if line not in text) == []
+
+
+def test_every_picture_is_in_it(edition: str):
+    pictures = set()  # raster pictures: an SVG prints as drawing, not image
+    for doc in site_pages(edition):
+        for img in doc.soup.select("article.bd-article img"):
+            name = str(img["src"]).rsplit("/", 1)[-1]
+            if name.lower().endswith((".png", ".jpg", ".jpeg", ".gif", ".webp")):
+                pictures.add(name)
+    images = set()
+    for page in reader(edition).pages:
+        for _name, thing in (page["/Resources"].get("/XObject") or {}).items():
+            if thing.get_object().get("/Subtype") == "/Image":
+                images.add(thing.idnum)
+    assert len(pictures) >= 15
+    assert len(images) >= len(pictures), (len(images), len(pictures))
+
+
+def test_every_page_links_the_pdfs(edition: str):
+    """The download menu of every page offers the edition's PDF, the landing
+    page links both, and each link leads to the PDF file that was checked."""
+    site = pdf.EDITIONS[edition]
+    own = pdf.outputs(edition)[0].name
+    for doc in site_pages(edition):
+        menu = doc.soup.select('.dropdown-download-buttons a[href$=".pdf"]')
+        hrefs = [str(a["href"]) for a in menu]
+        assert [h.rsplit("/", 1)[-1] for h in hrefs] == [own], (doc.path, hrefs)
+        landing = (
+            doc.soup.select("article a.sitepdf") if doc.path == "index.html" else []
+        )
+        for href in hrefs + [str(a["href"]) for a in landing]:
+            target = pdf.resolve(doc.path, href)
+            assert target is not None, (doc.path, href)
+            path = site / target[0]
+            assert path.is_file(), f"{doc.path} links {href}, which is missing"
+            name = path.name.removeprefix(f"{pdf.PROJECT}-").removesuffix(".pdf")
+            assert path.read_bytes() == pdf.outputs(name)[0].read_bytes()
+    index = site_pages(edition)[0].soup
+    names = {str(a["href"]).rsplit("/", 1)[-1] for a in index.select("a.sitepdf")}
+    assert names == {pdf.pdf_name(e) for e in EDITIONS}, names
