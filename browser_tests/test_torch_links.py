@@ -4,10 +4,13 @@ Read from the built pages, against the inventory the build used
 (``docs/inventories/torch-X.Y.inv``, derived from PyTorch's documentation
 sources; ``tests/test_torch_links.py`` checks that derivation):
 
-* every link to docs.pytorch.org goes to the documentation of the torch
-  series that built the site, at a page and anchor the inventory has;
+* every link to an object of PyTorch's API reference goes to the
+  documentation of the torch series that built the site, at a page and
+  anchor the inventory has;
 * in highlighted Python code, every ``torch.``-qualified name the inventory
-  documents is a link (a name in a comment or a string is not a name);
+  documents as a function, class, method or attribute is a link (a name in a
+  comment or a string is not a name; viewcode's listings of our own source
+  in ``_modules/`` are not checked);
 * in prose, every code span that is such a name, or a call of one, is a link
   (headings excepted);
 * the number of links is printed per edition (the closing note quotes it),
@@ -32,18 +35,21 @@ SERIES = inv.torch_series()
 BASE = f"https://docs.pytorch.org/docs/{SERIES}/"
 ENTRIES = inv.read_inventory(inv.inventory_path(SERIES))
 URIS = {uri for _, uri in ENTRIES.values()}
+# A link to an object of PyTorch's API reference, of any version.
+API = re.compile(r"https://(docs\.)?pytorch\.org/docs/[^/]+/(generated/|[^#]*#torch\.)")
 SPAN = re.compile(r"(torch(?:\.\w+)+)(?:\(.*\))?", re.DOTALL)
 NAME_CLASSES = {"n", "nn", "nc", "nf", "nb", "bp", "fm", "py", "vc", "vg", "vi", "vm"}
 HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 
 
 def documented(dotted: str) -> str | None:
-    """The longest prefix of ``dotted`` (two parts at least) the inventory has."""
+    """The longest prefix of ``dotted`` the inventory documents as an object
+    (a function, class, method ...; a module alone is not linked in code)."""
     parts = dotted.split(".")
     for cut in range(len(parts), 1, -1):
         name = ".".join(parts[:cut])
         if name in ENTRIES:
-            return name
+            return name if ENTRIES[name][0] != "py:module" else None
     return None
 
 
@@ -81,10 +87,10 @@ def page_problems(markup: str) -> tuple[list[str], list[str]]:
     linked, problems = [], []
     for a in article.find_all("a", href=True):
         href = a["href"]
-        if not href.startswith("https://docs.pytorch.org/"):
-            continue
+        if not API.match(href):
+            continue  # not a link to PyTorch's API (its notes, say)
         if not href.startswith(BASE) or href.removeprefix(BASE) not in URIS:
-            problems.append(f"link to a page the inventory does not have: {href}")
+            problems.append(f"link to an API page the inventory does not have: {href}")
         linked.append(href.removeprefix(BASE))
     for pre in article.select("div.highlight pre"):
         problems += [f"unlinked in code: {n}" for n in unlinked_in_code(pre)]
@@ -102,6 +108,8 @@ def edition_links(edition_site: Path) -> tuple[Counter[str], list[str]]:
     counts: Counter[str] = Counter()
     problems = []
     for page in webcheck.discover_pages(edition_site):
+        if page.startswith("_modules/"):
+            continue  # viewcode's listings of our own source: not linked
         markup = (edition_site / page).read_text(encoding="utf-8")
         linked, found = page_problems(markup)
         counts.update(linked)

@@ -22,11 +22,11 @@ rest:
 * **Code on every page that is not a tutorial.** sphinx-gallery links the
   names in the tutorials' code through the py domain and intersphinx. The
   same is done here for the other pages' Python code: myst-nb's code cells,
-  code blocks and ``>>>`` examples. Every name the page's code imports or
-  uses (``torch.autograd.grad``, ``nn.Linear``, ``F.mse_loss``) is resolved
-  the way sphinx-gallery resolves it, and the block is rendered with the
-  links, with sphinx-gallery's own machinery (version pinned in
-  ``constraints.txt``).
+  code blocks and ``>>>`` examples (docstrings' too). Every name the page's
+  code imports or uses (``torch.autograd.grad``, ``nn.Linear``,
+  ``F.mse_loss``) is resolved the way sphinx-gallery resolves it, and the
+  block is rendered with the links, with sphinx-gallery's own machinery
+  (version pinned in ``constraints.txt``).
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ from sphinx_gallery.py_source_parser import Block
 
 # Where a bare class name in a docstring's types lives in torch.
 BARE_NAME_MODULES = ("torch", "torch.nn")
+# Code cells and code blocks, and the ``>>>`` examples of docstrings.
+CODE_BLOCKS = (nodes.literal_block, nodes.doctest_block)
 PROMPT = re.compile(r"^(?:>>> |\.\.\. |>>>$|\.\.\.$)")
 
 
@@ -207,7 +209,7 @@ class PageCodeLinks(SphinxPostTransform):
 
     def run(self, **kwargs: Any) -> None:
         blocks = []
-        for block in self.document.findall(nodes.literal_block):
+        for block in self.document.findall(CODE_BLOCKS):
             lang = block.get("language") or "default"
             if _lexer_name(lang, block.rawsource) is not None:
                 blocks.append(block)
