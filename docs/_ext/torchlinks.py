@@ -209,7 +209,7 @@ class PageCodeLinks(SphinxPostTransform):
 
     def run(self, **kwargs: Any) -> None:
         blocks = []
-        for block in self.document.findall(CODE_BLOCKS):
+        for block in self.document.findall(lambda n: isinstance(n, CODE_BLOCKS)):
             lang = block.get("language") or "default"
             if _lexer_name(lang, block.rawsource) is not None:
                 blocks.append(block)
