@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import webcheck
+from bs4 import BeautifulSoup
 from playwright.sync_api import BrowserContext
 
 TERMS = ["retain_graph", "leaf", "detach"]
@@ -93,3 +94,77 @@ def test_search_finds(
         assert page in results[:TOP], (
             f"searching {term!r} does not offer {page} among the first {TOP}: {results}"
         )
+
+
+# PyTorch names, as a reader types them: searching one offers every page that
+# uses it (in its code or its prose), in both editions.
+TORCH_NAMES = ["autograd.grad", "torch.no_grad", "nn.Linear"]
+# How many of the first results must quote their page (all of them do).
+QUOTED = 10
+
+SNIPPETS_JS = """() => Array.from(
+  document.querySelectorAll('#search-results ul.search li'),
+  li => [li.querySelector('a').href,
+         (li.querySelector('p.context') || {}).textContent || '',
+         li.querySelector(':scope > span') !== null]
+)"""
+
+
+def pages_using(edition_site: Path, name: str) -> list[str]:
+    """The indexed pages whose article holds ``name`` as a name (not part of
+    a longer one)."""
+    pattern = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+    found = []
+    for docname in search_index(edition_site)["docnames"]:
+        page = f"{docname}.html"
+        text = webcheck.article_text((edition_site / page).read_text(encoding="utf-8"))
+        if pattern.search(text) or pattern.search(text.replace(" ", "")):
+            found.append(page)
+    return found
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def quotable_text(markup: str) -> str:
+    """The article's text as a search result may quote it (no ¶ links, code
+    copy buttons, scripts or styles), without white space."""
+    article = BeautifulSoup(markup, "html.parser").select_one("article.bd-article")
+    assert article is not None
+    for element in article.select(".headerlink, .copybtn, script, style"):
+        element.decompose()
+    return _squeeze(article.get_text())
+
+
+@pytest.mark.parametrize("name", TORCH_NAMES)
+def test_search_finds_torch_names_and_quotes_the_page(
+    context: BrowserContext, edition_url: str, edition_site: Path, name: str
+):
+    results, _ = webcheck.search(context, edition_url, name)
+    using = pages_using(edition_site, name)
+    assert using, f"no page uses {name!r}: the check would be empty"
+    missing = [page for page in using if page not in results]
+    assert missing == [], f"searching {name!r} does not offer {missing}"
+    # What each result quotes is the text of its page's article: no header
+    # buttons, colour-mode switch or table of contents around it.
+    page, visit = webcheck.open_page(context, edition_url + "search.html?q=" + name)
+    page.wait_for_function(
+        "() => { const s = document.querySelector('#search-results .search-summary');"
+        " return s !== null && s.textContent.trim() !== ''; }",
+        timeout=20_000,
+    )
+    items: list[tuple[str, str, bool]] = page.evaluate(SNIPPETS_JS)
+    page.close()
+    assert visit.problems() == []
+    assert len(items) >= min(QUOTED, len(results))
+    # An object (a function of ours, a module) is listed with its description
+    # instead of a quote, as Sphinx lists objects; every page is quoted.
+    pages = [(href, snippet) for href, snippet, described in items if not described]
+    assert pages, f"searching {name!r} lists no page"
+    for href, snippet in pages[:QUOTED]:
+        path = href.removeprefix(edition_url).split("#")[0] or "index.html"
+        article = quotable_text((edition_site / path).read_text(encoding="utf-8"))
+        quoted = _squeeze(snippet).strip(".")
+        assert quoted, f"searching {name!r}: {path} is listed without a quote"
+        assert quoted in article, f"{path} is quoted as {snippet[:200]!r}"

@@ -41,6 +41,7 @@ extensions = [
     "myst_nb",
     "sphinx_gallery.gen_gallery",
     "sphinx.ext.autodoc",
+    "sphinx.ext.intersphinx",
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
     "sphinx_copybutton",
@@ -58,6 +59,8 @@ extensions = [
     "notebooks",  # a notebook for every executed page; no Sphinx markup in any
     "launchbar",  # Colab, notebook, script and source links atop executed pages
     "sitepdf",  # links the whole-site PDFs that docs/pdf.py prints
+    "torchlinks",  # PyTorch names link to PyTorch's docs, in code and prose
+    "searchsnippets",  # search results quote the article, not the theme
 ]
 
 exclude_patterns = [
@@ -68,6 +71,8 @@ exclude_patterns = [
     # would otherwise read it as a second copy of the example.
     "tutorials/**.ipynb",
     "**sg_execution_times.rst",
+    # PyTorch's inventory, its listing and their README: data, not pages.
+    "inventories",
 ]
 suppress_warnings: list[str] = []
 
@@ -84,16 +89,36 @@ gettext_compact = False  # one catalog per page: docs/locale/zh_CN/LC_MESSAGES/
 gettext_uuid = False
 gettext_location = True
 
-# A reference to our own API that does not resolve is an error. Types from
-# other libraries (torch, matplotlib, the standard library) have no inventory
-# offline (intersphinx would need the network), so they are not checked.
+# A reference that does not resolve is an error: to our own API, and to
+# PyTorch's, whose names link to PyTorch's documentation of the torch that
+# builds the site. Its inventory is in the repository (docs/inventories/,
+# derived from PyTorch's documentation sources by make_torch_inventory.py),
+# so intersphinx reads a local file and the build stays offline.
+import torch  # noqa: E402
+
+TORCH_SERIES = ".".join(torch.__version__.split("+")[0].split(".")[:2])
+TORCH_INVENTORY = DOCS / "inventories" / f"torch-{TORCH_SERIES}.inv"
+if not TORCH_INVENTORY.is_file():
+    raise SystemExit(
+        f"docs/conf.py: no PyTorch inventory for torch {torch.__version__}: "
+        f"docs/inventories/{TORCH_INVENTORY.name} does not exist. Make it with "
+        "docs/inventories/make_torch_inventory.py --source PYTORCH/docs/source "
+        "(see docs/inventories/README.md)."
+    )
+intersphinx_mapping = {
+    "torch": (f"https://docs.pytorch.org/docs/{TORCH_SERIES}/", str(TORCH_INVENTORY)),
+}
+intersphinx_cache_limit = -1  # a local file: nothing to fetch or expire
 nitpicky = True
 nitpick_ignore_regex = [
-    (r"py:.*", r"(torch|matplotlib|networkx|graphviz|collections|typing|pathlib)\..*"),
-    (r"py:.*", r"(Tensor|Module|Parameter|Optimizer|Figure|Axes|Path|Generator)"),
-    (r"py:.*", r"(RemovableHandle|Node|FunctionCtx|Sequence|Mapping|Iterator|Any)"),
+    # What PyTorch documents nowhere: the graph's node class and the
+    # ``grad_fn`` attribute (autograd.md documents only Node's methods).
+    (r"py:.*", r"torch\.autograd\.graph\.Node|torch\.Tensor\.grad_fn"),
+    # Other libraries have no inventory offline: they are not checked.
+    (r"py:.*", r"(matplotlib|networkx|graphviz|collections|typing|pathlib)\..*"),
+    (r"py:.*", r"(Figure|Axes|Path|Sequence|Mapping|Iterator|Any|RemovableHandle)"),
     (r"py:.*", r"(optional|callable|Literal\[.*\]|int|float|str|bool|None|object)"),
-    (r"py:.*", r"(dtype|device|Size|tuple|list|dict|sequence|iterable|os\.PathLike)"),
+    (r"py:.*", r"(tuple|list|dict|sequence|iterable|os\.PathLike)"),
     # numpy-style type prose ("mapping of str to object", "default False");
     # every class of ours is CamelCase, so lowercase targets are never ours.
     (r"py:class", r"(default .*|[a-z][\w .]*)"),
@@ -108,7 +133,6 @@ myst_enable_extensions = [
     "substitution",
 ]
 import matplotlib.font_manager  # noqa: E402, F401
-import torch  # noqa: E402
 
 # Importing font_manager builds matplotlib's font cache on a fresh machine
 # now, in the Sphinx process, instead of inside the first executed page where

@@ -113,9 +113,7 @@ assert ":attr:`grad_fn` is None" in torch.Tensor.is_leaf.__doc__
 # So **a tensor is a leaf exactly when its** ``grad_fn`` **is** ``None``:
 # every tensor that does not require grad, and every tensor that requires
 # grad and was created rather than computed, as the documentation of
-# `Tensor.is_leaf
-# <https://docs.pytorch.org/docs/stable/generated/torch.Tensor.is_leaf.html>`_
-# states.
+# :attr:`Tensor.is_leaf <torch.Tensor.is_leaf>` states.
 #
 # Module parameters are leaves
 # ----------------------------

@@ -74,7 +74,8 @@ def make_site(root: Path) -> Path:
         # The site's old tutorial addresses point at its own tutorials,
         # which this tiny copy does not have.
         conf.write("\nredirects = {}\n")
-    for folder in ("_ext", "_static", "_templates"):
+    # inventories/: PyTorch's, which conf.py requires (intersphinx, offline).
+    for folder in ("_ext", "_static", "_templates", "inventories"):
         shutil.copytree(ROOT / "docs" / folder, docs / folder)
     # The zh_CN edition reads its term list (search words); its catalogs are
     # the site's own, made by the tests that need them.
