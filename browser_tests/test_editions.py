@@ -10,10 +10,12 @@ in artifacts/untranslated-interface.zh_CN.txt.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import tomllib
 import webcheck
 
 
@@ -70,3 +72,19 @@ def test_chinese_page_reads_in_chinese(
         f"English interface string: {p}" for p in report["interface"]
     ]
     assert problems == [], "\n".join(problems)
+
+
+def test_each_edition_names_its_own_canonical_address(site: Path):
+    """Search engines are told each page's own address: a Chinese page is not
+    a copy of the English one."""
+    root = Path(__file__).resolve().parents[1]
+    urls = tomllib.loads((root / "pyproject.toml").read_text())["project"]["urls"]
+    base = urls["Documentation"].rstrip("/") + "/"
+    link = re.compile(r'<link rel="canonical" href="([^"]*)"')
+    for edition, folder in (("en", ""), ("zh_CN", "zh_CN/")):
+        edition_site = webcheck.edition_root(site, edition)
+        pages = webcheck.discover_pages(edition_site)
+        assert pages
+        for page in pages:
+            found = link.findall((edition_site / page).read_text(encoding="utf-8"))
+            assert found == [f"{base}{folder}{page}"], (edition, page)

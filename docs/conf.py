@@ -320,8 +320,22 @@ def per_edition(app: Sphinx, config: Config) -> None:
         config.myst_substitutions["torch_verified"] = " 和 ".join(_verified)
 
 
+def canonical_in_edition(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object
+) -> None:
+    """A Chinese page's canonical address is its own, under ``zh_CN/``.
+
+    Sphinx derives it from ``html_baseurl``, which both editions share (the
+    downloads install the one wheel from there).
+    """
+    if app.config.language == "zh_CN" and context.get("pageurl"):
+        page = app.builder.get_target_uri(pagename)
+        context["pageurl"] = f"{app.config.html_baseurl}zh_CN/{page}"
+
+
 def setup(app: Sphinx) -> None:
     app.connect("config-inited", per_edition)
+    app.connect("html-page-context", canonical_in_edition)
     # sphinx-mathjax-offline only copies MathJax into _static, but does not say
     # it is safe for parallel reading; say it, so `-j auto` reads in parallel.
     app.extensions["sphinx-mathjax-offline"].parallel_read_safe = True
