@@ -26,6 +26,11 @@ _verified = _pyproject["tool"]["autograd-notes"]["verified-torch"]
 
 # The one place the repository is named: pyproject.toml's [project.urls].
 REPOSITORY = _project["urls"]["Repository"]
+# The address the site is served from (override: -D html_baseurl=...). The
+# downloads install the package from there (docs/_ext/sitewheel.py), so it
+# must be the address of this very build, version segment included: on Read
+# the Docs .readthedocs.yaml passes /en/<version>/.
+html_baseurl = _project["urls"]["Documentation"].rstrip("/") + "/"
 
 project = "autograd-notes"
 author = "autograd-notes developers"
@@ -52,6 +57,8 @@ extensions = [
     "codecomments",  # comments in code: in the catalogs, translated on zh pages
     "parallelread",  # -j: every core executes its share of the pages
     "redirects",  # old tutorial URLs lead to the renumbered pages
+    "sitewheel",  # the package's wheel, published with the site
+    "standalone",  # downloads install that wheel: they run outside the repo
 ]
 
 exclude_patterns = [
