@@ -24,6 +24,7 @@ site's wheel URL (pip's ``direct_url.json``). The table of results is printed.
 from __future__ import annotations
 
 import functools
+import html
 import http.server
 import json
 import os
@@ -310,9 +311,12 @@ def runs(
         lines.append(
             f"{r.edition:7}  {r.file:{width}}  {r.detail if r.ok else 'FAILED'}"
         )
+    # Printed past pytest's capture: the closing note quotes this table.
+    capture = pytestconfig.pluginmanager.get_plugin("capturemanager")
     reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line("\n" + "\n".join(lines))
+    if capture is not None and reporter is not None:
+        with capture.global_and_fixture_disabled():
+            reporter.write_line("\n" + "\n".join(lines))
     return {(r.edition, r.file): r for r in results}
 
 
@@ -469,3 +473,14 @@ def test_the_new_text_is_translated() -> None:
         assert re.search(r"[\u3000-\u9fff]", chinese), key
         assert re.findall(r"\{\w+\}", chinese) == re.findall(r"\{\w+\}", english)
         assert re.findall(r"`+\w+`+", chinese) == re.findall(r"`+\w+`+", english)
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_the_landing_page_gives_the_same_command(
+    site: Path, served: str, edition: str
+) -> None:
+    """The command on the landing page is the one the downloads run."""
+    page = site / EDITIONS[edition].removeprefix("html").lstrip("/") / "index.html"
+    text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
+    command = f'pip install "autograd-notes[plot] @ {served}_static/wheels/{WHEEL}"'
+    assert command in text.splitlines()
