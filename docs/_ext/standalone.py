@@ -109,14 +109,22 @@ def install_command(app: Sphinx, draws: bool) -> str:
     return f'pip install "{requirement(app, extras)}"'
 
 
+WIDE = "\u3000-\u9fff\uff00-\uffef"
+"""Chinese characters and full-width punctuation: two columns each."""
+OPENING = "（“「《"
+"""Full-width punctuation a line never ends with."""
+
+
+def _columns(text: str) -> int:
+    return sum(2 if re.match(f"[{WIDE}]", ch) else 1 for ch in text)
+
+
 def _wrap(paragraph: str, prefix: str = "# ", width: int = 79) -> list[str]:
     """Comment lines of at most ``width`` columns (CJK text breaks anywhere)."""
     lines: list[str] = []
     line = ""
-    wide_char = "\u3000-\u9fff\uff00-\uffef"
-    for token in re.findall(rf"[{wide_char}] ?|[^\s{wide_char}]+ ?", paragraph):
-        wide = sum(2 if "\u3000" <= ch <= "\uffef" else 1 for ch in line + token)
-        if line and len(prefix) + wide > width:
+    for token in re.findall(rf"[{WIDE}] ?|[^\s{WIDE}]+ ?", paragraph):
+        if line and len(prefix) + _columns(line + token) > width:
             carried = line[-1] if line[-1] in OPENING else ""  # never end on "（"
             lines.append(prefix + line.removesuffix(carried).rstrip())
             line = carried
@@ -126,12 +134,8 @@ def _wrap(paragraph: str, prefix: str = "# ", width: int = 79) -> list[str]:
     return lines
 
 
-OPENING = "（“「《"
-
-
 def _heading(title: str) -> list[str]:
-    wide = sum(2 if "\u3000" <= ch <= "\uffef" else 1 for ch in title)
-    return [f"# {title}", "# " + "-" * wide]
+    return [f"# {title}", "# " + "-" * _columns(title)]
 
 
 def rewrite_script(app: Sphinx, source: str, name: str) -> str:
