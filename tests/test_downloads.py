@@ -42,6 +42,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -50,7 +51,7 @@ from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 from codecomments import without_comments  # noqa: E402
-from sitewheel import build_wheel, wheel_name  # noqa: E402
+from sitewheel import build_wheel, on_read_the_docs, wheel_name  # noqa: E402
 from standalone import TEXT  # noqa: E402
 
 import autograd_notes  # noqa: E402
@@ -484,3 +485,33 @@ def test_the_landing_page_gives_the_same_command(
     text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
     command = f'pip install "autograd-notes[plot] @ {served}_static/wheels/{WHEEL}"'
     assert command in text.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("canonical", "overrides", "expected"),
+    [
+        (
+            "https://a.readthedocs.io/en/latest/",
+            {},
+            "https://a.readthedocs.io/en/latest/",
+        ),
+        (
+            "https://a.readthedocs.io/zh-cn/v1.0/",
+            {},
+            "https://a.readthedocs.io/en/v1.0/",
+        ),
+        ("", {}, "https://a.readthedocs.io/"),  # not on Read the Docs
+        ("https://a.readthedocs.io/en/latest/", {"html_baseurl": "x"}, "http://h/"),
+    ],
+)
+def test_read_the_docs_installs_from_the_english_project_of_the_version(
+    monkeypatch: pytest.MonkeyPatch,
+    canonical: str,
+    overrides: dict[str, str],
+    expected: str,
+) -> None:
+    monkeypatch.setenv("READTHEDOCS_CANONICAL_URL", canonical)
+    base = "http://h/" if overrides else "https://a.readthedocs.io/"
+    config = SimpleNamespace(_overrides=overrides, html_baseurl=base)
+    on_read_the_docs(None, config)  # type: ignore[arg-type]
+    assert config.html_baseurl == expected
