@@ -306,6 +306,7 @@ def runs(
                 jobs,
             )
         )
+    results.sort(key=lambda r: (r.edition, r.file))
     width = max(len(r.file) for r in results)
     lines = [f"{'edition':7}  {'file':{width}}  result", "-" * (width + 30)]
     for r in results:
