@@ -26,7 +26,11 @@ _verified = _pyproject["tool"]["autograd-notes"]["verified-torch"]
 
 # The one place the repository is named: pyproject.toml's [project.urls].
 REPOSITORY = _project["urls"]["Repository"]
-# Where the site is hosted: notebooks link their cross-references there.
+# The address the site is served from (override: -D html_baseurl=...).
+# Notebooks link their cross-references there, and the downloads install the
+# package from there (docs/_ext/sitewheel.py), so it must be the address of
+# this very build, version segment included (on Read the Docs sitewheel.py
+# reads it from the environment).
 html_baseurl = _project["urls"]["Documentation"].rstrip("/") + "/"
 
 project = "autograd-notes"
@@ -61,6 +65,8 @@ extensions = [
     "sitepdf",  # links the whole-site PDFs that docs/pdf.py prints
     "torchlinks",  # PyTorch names link to PyTorch's docs, in code and prose
     "searchsnippets",  # search results quote the article, not the theme
+    "sitewheel",  # the package's wheel, published with the site
+    "standalone",  # downloads install that wheel: they run outside the repo
 ]
 
 exclude_patterns = [

@@ -3,7 +3,8 @@
 Shared by the slow tests that build a site (``test_strict_build.py``,
 ``test_translations.py``): one small gallery script and one executed page,
 built with the project's real ``docs/conf.py``, ``docs/_ext``, ``_static``,
-``_templates`` and term list, in either edition.
+``_templates`` and term list, in either edition, beside a copy of the
+package (``src/``, whose wheel the build publishes).
 """
 
 from __future__ import annotations
@@ -67,6 +68,12 @@ def make_site(root: Path) -> Path:
     """Write a minimal site using the project's real configuration."""
     shutil.copy(ROOT / "pyproject.toml", root / "pyproject.toml")
     shutil.copy(ROOT / "constraints.txt", root / "constraints.txt")
+    # The build publishes the wheel of the package beside it (sitewheel).
+    for name in ("README.md", "LICENSE"):
+        shutil.copy(ROOT / name, root / name)
+    shutil.copytree(
+        ROOT / "src", root / "src", ignore=shutil.ignore_patterns("__pycache__")
+    )
     docs = root / "docs"
     docs.mkdir()
     shutil.copy(ROOT / "docs" / "conf.py", docs / "conf.py")

@@ -12,6 +12,12 @@ Four modules, one idea each:
   when it does not come; the tutorials use it to show what goes wrong.
 
 Importing the package has no side effects beyond importing ``torch``.
+
+The package is not on PyPI: its documentation site publishes the wheel of
+the version the site was built with, in ``_static/wheels/``, and the site's
+landing page shows the command that installs it, ``pip install
+"autograd-notes[plot] @ <wheel URL>"`` (``[plot]`` adds matplotlib and
+networkx, for :func:`.draw_graph`).
 """
 
 from autograd_notes.drawing import draw_graph

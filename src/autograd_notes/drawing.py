@@ -3,7 +3,7 @@
 :func:`.draw_graph` shows what :func:`autograd_notes.format_graph` prints, as a
 picture: the same entries (collapsed runs, module groups) and the same
 numbering, laid out in layers from the root down to the leaves. It needs
-matplotlib and networkx (``pip install autograd-notes[plot]``), both imported
+matplotlib and networkx (``pip install matplotlib networkx``), both imported
 only when it is called.
 """
 
@@ -43,7 +43,7 @@ __all__ = ["draw_graph"]
 
 # draw_graph refuses more entries than this: the labels would be unreadable.
 _MAX_DRAW_NODES = 200
-_PLOT_HINT = "pip install autograd-notes[plot]"
+_PLOT_HINT = "pip install matplotlib networkx"
 
 # kind -> (legend label, box style, fill colour, edge colour, edge width)
 _DRAW_STYLES = {
@@ -167,7 +167,7 @@ def draw_graph(
 ) -> Figure:
     """Draw the backward graph behind ``root`` with matplotlib.
 
-    Needs matplotlib and networkx (``pip install autograd-notes[plot]``).
+    Needs matplotlib and networkx (``pip install matplotlib networkx``).
     Nodes sit in layers: layer ``k`` holds the entries whose longest path from
     the root has ``k`` steps, and every leaf sits in the bottom layer. Within
     a layer, entries keep :func:`autograd_notes.walk_graph` order, so the

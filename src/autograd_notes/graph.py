@@ -35,8 +35,8 @@ functions keep every node alive until nothing else uses it, then free the
 nodes one at a time from a background thread. Dropping the tensor afterwards
 is safe, and :func:`.free_graph` frees a graph right away.
 
-matplotlib and networkx (``pip install autograd-notes[plot]``) and the
-``graphviz`` package (``pip install autograd-notes[dot]``) are optional and
+matplotlib and networkx (``pip install matplotlib networkx``) and the
+``graphviz`` package (``pip install graphviz``) are optional and
 imported only by the function that needs them.
 """
 
@@ -87,7 +87,7 @@ _HOLD_MIN = 1_000
 # time grows faster than linearly (a 200,000-leaf graph ran for minutes).
 _MAX_RENDER_NODES = 2_000
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
-_DOT_HINT = "pip install autograd-notes[dot]"
+_DOT_HINT = "pip install graphviz"
 _FORMATS = frozenset(
     ("bmp", "canon", "cmap", "cmapx", "dot", "dot_json", "eps", "fig", "gif",
      "gv", "imap", "ismap", "jpe", "jpeg", "jpg", "json", "json0", "pdf", "pic",
@@ -1301,7 +1301,7 @@ def render_dot(
 ) -> Path:
     """Render the backward graph behind ``root`` to an image file.
 
-    Needs the ``graphviz`` Python package (``pip install autograd-notes[dot]``)
+    Needs the ``graphviz`` Python package (``pip install graphviz``)
     and Graphviz's ``dot`` program on ``PATH``.
 
     Parameters
