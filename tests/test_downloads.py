@@ -204,8 +204,15 @@ def all_downloads(site: Path) -> list[tuple[str, Path]]:
         root = site / EDITIONS[edition].removeprefix("html").lstrip("/")
         for folder in ("_downloads", "notebooks"):
             for path in sorted((root / folder).rglob("*")):
-                if path.suffix in (".py", ".ipynb"):
+                # notebooks/tutorials/ holds byte-identical copies of the
+                # tutorials' downloads, for publishing (tests/test_launch.py)
+                copy = path.relative_to(root / folder).parts[0] == "tutorials"
+                if path.suffix in (".py", ".ipynb") and not (
+                    folder == "notebooks" and copy
+                ):
                     found.append((edition, path))
+    names = [(edition, path.name) for edition, path in found]
+    assert len(set(names)) == len(names), "two downloads share a name"
     return found
 
 

@@ -543,7 +543,7 @@ def test_render_dot_without_the_dot_program_says_what_to_install(
     # With the graphviz package installed, the missing program is reported;
     # without it, the missing package is. Either message names the fix.
     with pytest.raises(
-        (ImportError, RuntimeError), match=r"'dot' program|autograd-notes\[dot\]"
+        (ImportError, RuntimeError), match=r"'dot' program|pip install graphviz"
     ):
         render_dot(abab["y"], tmp_path / "graph.svg")
     assert not (tmp_path / "graph.svg").exists()
