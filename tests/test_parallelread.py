@@ -20,7 +20,8 @@ def site_pages() -> tuple[list[str], set[str]]:
     pages = sorted(
         p.relative_to(DOCS).with_suffix("").as_posix()
         for p in DOCS.rglob("*.md")
-        if not {"_build", "locale", "_templates"} & set(p.relative_to(DOCS).parts)
+        if not {"_build", "locale", "_templates", "inventories"}
+        & set(p.relative_to(DOCS).parts)
     )
     executed = {d for d in pages if executes(DOCS / f"{d}.md")}
     return pages, executed

@@ -72,7 +72,9 @@ def site_pages() -> set[str]:
     pages = {"tutorials/index"}
     for md in DOCS.rglob("*.md"):
         rel = md.relative_to(DOCS)
-        if not set(rel.parts[:-1]) & {"_build", "tutorials", "jupyter_execute"}:
+        # docs/inventories/README.md is excluded from the site (conf.py)
+        skip = {"_build", "tutorials", "jupyter_execute", "inventories"}
+        if not set(rel.parts[:-1]) & skip:
             pages.add(rel.with_suffix("").as_posix())
     for script in (ROOT / "gallery").glob("[0-9][0-9]_*.py"):
         pages.add(f"tutorials/{script.stem}")
