@@ -831,8 +831,8 @@ def test_a_page_without_a_catalog_fails_the_zh_build(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_theme_strings_are_ours_in_a_clean_build(tmp_path: Path) -> None:
     """The header buttons use the site's booktheme.po even in a first build,
-    before Sphinx has compiled any ``.mo``, and it wins over the theme's own
-    catalog where both have a message ("Print to PDF")."""
+    before Sphinx has compiled any ``.mo``; the theme's print-one-page entry
+    is replaced by the whole-site PDF."""
     site = sitebuild.make_site(tmp_path)
     no_run = ("-D", "plot_gallery=0")
     update_catalogs(site, *no_run)
@@ -844,9 +844,13 @@ def test_theme_strings_are_ours_in_a_clean_build(tmp_path: Path) -> None:
     page = (site / "docs/_build/html/zh_CN/page.html").read_text(encoding="utf-8")
     with ours.open("rb") as f:
         catalog = read_po(f)
-    for english in ("Repository", "Open issue", "Print to PDF"):
+    for english in ("Repository", "Open issue"):
         translation = catalog.get(english)
         assert translation is not None
         assert str(translation.string) in page, english
         assert f">{english}<" not in page, english
-    assert "列印成 PDF" not in page  # the theme's own zh_CN (Taiwan's usage)
+    # The theme's "Print to PDF" entry (列印成 PDF in its own zh_CN, Taiwan's
+    # usage) is replaced by the edition's whole-site PDF (docs/_ext/sitepdf.py).
+    assert "Print to PDF" not in page
+    assert "列印成 PDF" not in page
+    assert "_static/pdf/autograd-notes-zh_CN.pdf" in page
