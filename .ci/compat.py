@@ -40,6 +40,8 @@ DOCS_ONLY = [
     "test_quiet_build.py",
     "test_pdf.py",
     "test_torch_links.py",  # the inventory of the site's own torch series
+    "test_launch.py",
+    "test_figure_descriptions.py",
 ]
 OPTION = re.compile(r"^:[\w-]+:.*$\n?|^---\n.*?^---\n", re.MULTILINE | re.DOTALL)
 
