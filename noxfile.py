@@ -49,8 +49,8 @@ def install(session: nox.Session, *requirements: str) -> None:
 def tests(session: nox.Session) -> None:
     """Unit tests, doctests of src/, `>>>` examples in docs/, strictness checks."""
     install(session, "-e", ".[test,docs]")
-    # tests/test_pdf.py checks the printed PDFs: `nox -s pdf` runs it.
-    session.run("pytest", "--ignore=tests/test_pdf.py", *session.posargs)
+    # tests/site/test_pdf.py checks the printed PDFs: `nox -s pdf` runs it.
+    session.run("pytest", "--ignore=tests/site/test_pdf.py", *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -106,7 +106,7 @@ def pdf(session: nox.Session) -> None:
     if hosted and not shutil.which("chromium"):  # no Debian Chromium there
         session.run("playwright", "install", "chromium")
     session.run("python", "docs/pdf.py")
-    session.run("pytest", "tests/test_pdf.py", *session.posargs)
+    session.run("pytest", "tests/site/test_pdf.py", *session.posargs)
 
 
 @nox.session(name="docs-live", python=PYTHON)

@@ -4,7 +4,8 @@ For every torch version given on the command line this makes a fresh virtual
 environment, installs that torch and the package from its wheel (everything
 else pinned by ``constraints.txt``), then runs, with warnings as errors:
 
-* the unit tests (``tests/``, without the docs-build checks) and the doctests
+* the package's tests (``tests/package/``: the site's own checks are in
+  ``tests/site/`` and do not depend on torch's version) and the doctests
   of ``src/``;
 * every gallery script, as ``python -W error gallery/NN_name.py``;
 * the code of every executed page (``file_format: mystnb``), cell after cell
@@ -29,20 +30,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".nox" / "compat-envs"
 CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
-DOCS_ONLY = [
-    "test_tutorial_style.py",
-    "test_translations.py",
-    "test_downloads.py",
-    "test_hosting.py",
-    "test_parallelread.py",
-    "test_codecomments.py",
-    "test_signatures.py",
-    "test_quiet_build.py",
-    "test_pdf.py",
-    "test_torch_links.py",  # the inventory of the site's own torch series
-    "test_launch.py",
-    "test_figure_descriptions.py",
-]
 OPTION = re.compile(r"^:[\w-]+:.*$\n?|^---\n.*?^---\n", re.MULTILINE | re.DOTALL)
 
 
@@ -115,14 +102,7 @@ def check_version(version: str) -> dict[str, str]:
     WORK.mkdir(parents=True, exist_ok=True)
     log.write_text("")
     python = make_env(version, log)
-    # Checks of text, configuration and docs tooling are the same under any
-    # torch and need more than the test extra (sphinx-gallery, babel, PyYAML),
-    # so they run in `nox -s tests` only: the tutorials' style, the zh_CN
-    # catalogs and code comments, the hosting configs, the rendered API
-    # signatures, the quiet build log, the printed PDFs (nox -s pdf), and
-    # (slow anyway) the downloads.
-    unit = ["tests", "-m", "not slow"]
-    unit += [f"--ignore=tests/{name}" for name in DOCS_ONLY]
+    unit = ["tests/package"]
     results = {
         "unit tests": pytest_counts(python, log, "unit", *unit),
         "doctests": pytest_counts(python, log, "doctests", "--doctest-modules", "src"),

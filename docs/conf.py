@@ -167,7 +167,7 @@ nb_merge_streams = True
 
 # -- A quiet build: progress and the result, nothing that reads as a warning ---
 def _quiet_build() -> None:
-    """No configuration dumps, no kernel notices (tests/test_quiet_build.py).
+    """No configuration dumps, no kernel notices (tests/site/test_quiet_build.py).
 
     * myst-parser and myst-nb log their whole configuration (``MdParserConfig(
       ...)``, ``NbParserConfig(...)``) and the cache's path at info level when

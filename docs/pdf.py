@@ -1,7 +1,7 @@
 """Print the built site as one PDF per edition: ``python docs/pdf.py [edition]``.
 
 Run it after ``docs/build.py`` (``nox -s pdf`` runs both, then
-``tests/test_pdf.py``). For each edition it
+``tests/site/test_pdf.py``). For each edition it
 
 1. finds the pages in the order of the site's table of contents, by following
    each page's "next" link from the edition's ``index.html``;

@@ -22,7 +22,7 @@ Jobs (each a ``build-finished`` handler, in both editions):
   and Colab's form view) until the reader opens it; it still runs.
 
 ``SPHINX_MARKUP`` lists every shape of Sphinx markup a notebook must not hold;
-``tests/test_launch.py`` checks the notebooks against it.
+``tests/site/test_launch.py`` checks the notebooks against it.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ generate. Two steps, each a mode of this script:
    the installed torch does not have is left out and reported.
 
 ``--check`` rebuilds the inventory in memory and fails if the committed file
-differs. ``tests/test_torch_links.py`` runs the same derivation.
+differs. ``tests/site/test_torch_links.py`` runs the same derivation.
 
 Usage::
 

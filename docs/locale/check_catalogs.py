@@ -1,6 +1,6 @@
 """Check the zh_CN catalogs: complete, current, markup intact, terms kept.
 
-Run it after editing a catalog (``tests/test_translations.py`` runs it too)::
+Run it after editing a catalog (``tests/site/test_translations.py`` runs it too)::
 
     python docs/locale/check_catalogs.py [--fix-spacing] [path/to/file.po ...]
 

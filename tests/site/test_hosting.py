@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOXFILE = ROOT / "noxfile.py"
 READTHEDOCS = ROOT / ".readthedocs.yaml"
 WORKFLOW = ROOT / ".github" / "workflows" / "docs.yml"

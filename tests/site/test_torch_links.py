@@ -13,7 +13,7 @@
   tutorial link to the inventory's pages; a reference to a torch name
   PyTorch does not document fails the build.
 
-``browser_tests/test_torch_links.py`` checks the links of the whole built
+``browser_tests/site/test_torch_links.py`` checks the links of the whole built
 site, in both editions, and prints their number.
 """
 
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "docs" / "inventories"))
 sys.path.insert(0, str(Path(__file__).parent))
 

@@ -48,7 +48,7 @@ import sitebuild
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "reference"
 CATALOGS = ROOT / "docs" / "locale" / "zh_CN" / "LC_MESSAGES"
 EDITIONS = ("en", "zh_CN")

@@ -29,7 +29,7 @@ from babel.messages.pofile import read_po, write_po
 from docutils import nodes
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 import sitebuild  # noqa: E402

@@ -27,7 +27,7 @@ from babel.messages.pofile import read_po, write_po
 sys.path.insert(0, str(Path(__file__).parent))
 import sitebuild
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 NOISE = [
     re.compile(r"warning", re.IGNORECASE),  # "WARNING", "UserWarning: ..."

@@ -1,6 +1,6 @@
 """The whole-site PDFs that ``docs/pdf.py`` printed, checked against the site.
 
-Run by ``nox -s pdf`` right after it prints them (``pytest tests/test_pdf.py``;
+Run by ``nox -s pdf`` right after it prints them (``pytest tests/site/test_pdf.py``;
 ``nox -s tests`` leaves this file out, as the PDFs do not exist before the
 site is built). A missing PDF fails, never skips. For each edition:
 
@@ -37,7 +37,7 @@ from babel.messages.pofile import read_po
 from pypdf import PdfReader
 from pypdf.generic import ContentStream, DictionaryObject, IndirectObject
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CATALOGS = ROOT / "docs" / "locale" / "zh_CN" / "LC_MESSAGES"
 
 

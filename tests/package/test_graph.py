@@ -835,6 +835,6 @@ def test_the_floor_is_pyprojects() -> None:
 
     from autograd_notes.graph import _TORCH_FLOOR
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     deps = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     assert f"torch>={_TORCH_FLOOR}" in deps["dependencies"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TUTORIALS = sorted((ROOT / "gallery").glob("[0-9][0-9]_*.py"))
 IGNORED = re.compile(
     r"^# sphinx_gallery_start_ignore\n.*?^# sphinx_gallery_end_ignore\n",

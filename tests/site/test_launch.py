@@ -41,7 +41,7 @@ from bs4 import BeautifulSoup
 
 import autograd_notes
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 sys.path.insert(0, str(ROOT / "docs"))
 import notebooks  # noqa: E402

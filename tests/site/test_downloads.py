@@ -48,7 +48,7 @@ from typing import Any
 import pytest
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 from codecomments import without_comments  # noqa: E402
 from sitewheel import build_wheel, on_read_the_docs, wheel_name  # noqa: E402
@@ -205,7 +205,7 @@ def all_downloads(site: Path) -> list[tuple[str, Path]]:
         for folder in ("_downloads", "notebooks"):
             for path in sorted((root / folder).rglob("*")):
                 # notebooks/tutorials/ holds byte-identical copies of the
-                # tutorials' downloads, for publishing (tests/test_launch.py)
+                # tutorials' downloads, for publishing (tests/site/test_launch.py)
                 copy = path.relative_to(root / folder).parts[0] == "tutorials"
                 if path.suffix in (".py", ".ipynb") and not (
                     folder == "notebooks" and copy

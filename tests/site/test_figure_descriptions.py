@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from autograd_notes import draw_graph
 
-from .test_drawing import graphs
+from ..package.test_drawing import graphs
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "_ext"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "_ext"))
 from figures import describe_in
 
 matplotlib.use("agg")

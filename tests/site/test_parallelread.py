@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from sphinx.util.parallel import make_chunks
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "_ext"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "_ext"))
 from parallelread import deal, executes
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def site_pages() -> tuple[list[str], set[str]]:

@@ -24,7 +24,7 @@ from babel.messages.catalog import Message
 from babel.messages.pofile import read_po, write_po
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 LOCALE = DOCS / "locale"
 CATALOGS = LOCALE / "zh_CN" / "LC_MESSAGES"

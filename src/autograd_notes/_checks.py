@@ -1,0 +1,95 @@
+"""Argument checks shared by every module, and the one error format they use.
+
+Every message reads ``"{func}() argument '{name}' must be {expected}, not
+{actual}"`` (:func:`arg_error`), so a caller always learns which argument was
+wrong, what was expected, and what was given instead.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import torch
+
+# The oldest torch whose nodes expose what show_saved and free_graph rely on
+# (pyproject.toml's floor; an older one is reached only by overriding pip).
+TORCH_FLOOR = "2.13"
+
+
+def arg_error(func: str, name: str, expected: str, actual: object) -> str:
+    """The message for argument ``name`` of ``func`` that is ``actual``.
+
+    An ``expected`` that starts with "have", "hold" or "lie" takes
+    the place of "be".
+
+    >>> arg_error("f", "x", "an int", "str")
+    "f() argument 'x' must be an int, not str"
+    """
+    verb = "" if expected.split(" ", 1)[0] in ("have", "hold", "lie") else "be "
+    return f"{func}() argument '{name}' must {verb}{expected}, not {actual}"
+
+
+def type_name(value: object) -> str:
+    """The type of ``value`` for an error message, qualified where ambiguous.
+
+    ``numpy.bool`` (``numpy.bool_`` before NumPy 2) reads like ``bool``; its
+    module tells it apart.
+
+    >>> type_name(1.5), type_name(None)
+    ('float', 'NoneType')
+    """
+    kind = type(value)
+    name = kind.__qualname__
+    module = kind.__module__
+    if module != "builtins" and hasattr(builtins, name.rstrip("_")):
+        return f"{module}.{name}"
+    return name
+
+
+def check_bool(value: object, func: str, name: str) -> None:
+    """Raise unless ``value`` is a bool (not merely truthy)."""
+    if not isinstance(value, bool):
+        raise TypeError(arg_error(func, name, "a bool", type_name(value)))
+
+
+def layout(tensor: torch.Tensor) -> str:
+    """``"a nested tensor"`` or the layout, for a tensor that is not strided."""
+    if tensor.is_nested:
+        return f"a nested tensor (layout {tensor.layout})"
+    return f"a tensor of layout {tensor.layout}"
+
+
+def check_tensor(value: object, func: str, name: str) -> torch.Tensor:
+    """``value`` if it is an ordinary (strided, not nested) tensor, else raise."""
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(arg_error(func, name, "a torch.Tensor", type_name(value)))
+    if value.is_nested or value.layout != torch.strided:
+        raise TypeError(
+            arg_error(func, name, "a dense (strided) tensor", layout(value))
+        )
+    return value
+
+
+def check_has_data(tensor: torch.Tensor, func: str, name: str) -> None:
+    """Raise for a meta tensor, whose values cannot be read."""
+    if tensor.device.type == "meta":
+        raise ValueError(
+            arg_error(
+                func,
+                name,
+                "on a device that holds values (this function reads them)",
+                "on the meta device",
+            )
+        )
+
+
+def check_torch(func: str, feature: str) -> None:
+    """Refuse ``feature`` of ``func`` on a torch below the floor.
+
+    >>> check_torch("free_graph", "")  # this torch is new enough
+    """
+    if torch.torch_version.TorchVersion(torch.__version__) < TORCH_FLOOR:
+        raise RuntimeError(
+            f"{func}(){feature} needs torch >= {TORCH_FLOOR}; this is torch "
+            f"{torch.__version__} (pip install 'torch>={TORCH_FLOOR}')"
+        )
