@@ -102,9 +102,9 @@ def check_version(version: str) -> dict[str, str]:
     WORK.mkdir(parents=True, exist_ok=True)
     log.write_text("")
     python = make_env(version, log)
-    unit = ["tests/package"]
+    package = ["tests/package"]
     results = {
-        "unit tests": pytest_counts(python, log, "unit", *unit),
+        "package tests": pytest_counts(python, log, "package", *package),
         "doctests": pytest_counts(python, log, "doctests", "--doctest-modules", "src"),
     }
     scripts = sorted((ROOT / "gallery").glob("[0-9][0-9]_*.py"))
@@ -132,7 +132,7 @@ def main(versions: list[str]) -> int:
     if not versions:
         raise SystemExit("usage: python .ci/compat.py TORCH_VERSION [...]")
     table = {v: check_version(v) for v in versions}
-    columns = ["unit tests", "doctests", "gallery scripts", "pages"]
+    columns = ["package tests", "doctests", "gallery scripts", "pages"]
     print("\n| torch | " + " | ".join(columns) + " |")
     print("|---" * (len(columns) + 1) + "|")
     failed = False
