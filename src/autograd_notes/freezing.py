@@ -67,7 +67,8 @@ def _zero_outside(tensor: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
     :func:`torch.where`, not a product, which would turn ``inf * 0`` into
     ``nan``; differentiable, and fine under torch.func transforms. The one
-    masking op of the package (``masked_linear`` uses it too).
+    masking op of the package: ``masked_linear`` uses it too, and a bitwise
+    twin of it with the same values where autograd records nothing.
     """
     return torch.where(mask, tensor, tensor.new_zeros(()))
 

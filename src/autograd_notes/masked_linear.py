@@ -20,9 +20,9 @@ In both modes the input and bias gradients are exact. Masking gives exact
 zeros, as :func:`~autograd_notes.apply_mask` does, never ``inf * 0 = nan``:
 the weight gradient is exactly zero outside the mask even where ``g.T @ x``
 is ``inf`` or ``nan``, and in prune mode an ``inf``/``nan`` weight entry
-outside the mask acts as a zero. Remember that :ref:`a zero gradient is not frozen
-<zero-gradient-is-not-frozen>`: weight decay and momentum still move those
-entries (:func:`~autograd_notes.keep_frozen` stops them).
+outside the mask acts as a zero. Remember that :ref:`a zero gradient is not
+frozen <zero-gradient-is-not-frozen>`: weight decay and momentum still move
+those entries (:func:`~autograd_notes.keep_frozen` stops them).
 
 :class:`MaskedLinearFunction` is the custom :class:`torch.autograd.Function`
 underneath: ``backward`` returns exactly one gradient per ``forward`` input,
