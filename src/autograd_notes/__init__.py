@@ -1,11 +1,14 @@
 """Small, strict helpers for studying PyTorch autograd.
 
-Four modules, one idea each:
+Five modules, one idea each:
 
 * :mod:`autograd_notes.graph` prints, exports and draws the backward graph
   behind a tensor.
-* :mod:`autograd_notes.masks` builds, checks and applies masks that decide
-  which entries of a weight may learn.
+* :mod:`autograd_notes.masks` builds and checks masks that decide which
+  entries of a weight may learn.
+* :mod:`autograd_notes.freezing` trains only the entries inside a mask (in
+  the forward pass or the gradient), keeps the others frozen through
+  optimizer steps, and reports what moved.
 * :mod:`autograd_notes.masked_linear` is a linear layer whose weight is
   trained only inside a mask, written as a custom ``torch.autograd.Function``.
 * :mod:`autograd_notes.expect` shows an expected error or warning and fails
@@ -22,6 +25,14 @@ networkx, for :func:`.draw_graph`).
 
 from autograd_notes.drawing import draw_graph
 from autograd_notes.expect import expect_error, expect_warning
+from autograd_notes.freezing import (
+    FrozenReport,
+    apply_mask,
+    frozen_report,
+    keep_frozen,
+    parametrize_mask,
+    register_grad_mask,
+)
 from autograd_notes.graph import (
     ModuleTrace,
     format_graph,
@@ -37,16 +48,10 @@ from autograd_notes.masked_linear import (
     masked_linear,
 )
 from autograd_notes.masks import (
-    FrozenReport,
-    apply_mask,
     check_mask,
-    frozen_report,
-    keep_frozen,
     mask_from_condition,
     mask_from_indices,
-    parametrize_mask,
     random_mask,
-    register_grad_mask,
 )
 
 __version__ = "0.1.0"

@@ -83,6 +83,112 @@ def check_has_data(tensor: torch.Tensor, func: str, name: str) -> None:
         )
 
 
+def as_device(device: object, func: str) -> torch.device | None:
+    """``device`` as a :class:`torch.device` this torch can use (or ``None``)."""
+    if device is None:
+        return None
+    if isinstance(device, str):
+        try:
+            device = torch.device(device)
+        except RuntimeError:
+            raise ValueError(
+                arg_error(
+                    func, "device", "a device such as 'cpu' or 'cuda:0'", repr(device)
+                )
+            ) from None
+    if not isinstance(device, torch.device):
+        raise TypeError(
+            arg_error(func, "device", "a torch.device, str or None", type_name(device))
+        )
+    try:  # torch raises a bare AssertionError for a backend it was built without
+        torch.empty(0, device=device)
+    except (AssertionError, RuntimeError) as error:
+        reason = str(error).split(". ")[0] or type(error).__name__
+        raise ValueError(
+            arg_error(
+                func, "device", "a device this torch can use", f"'{device}' ({reason})"
+            )
+        ) from None
+    return device
+
+
+def as_bool_mask(
+    mask: object,
+    weight: object,
+    func: str,
+    name: str = "mask",
+    weight_name: str = "weight",
+    *,
+    same_device: bool = True,
+) -> torch.Tensor:
+    """``mask`` as a bool tensor that fits ``weight``, else raise.
+
+    The rules of :func:`autograd_notes.check_mask`, with ``func``, ``name``
+    and ``weight_name`` in the messages. ``same_device=False`` skips the
+    device check (a saved mask may load across devices).
+    """
+    weight = check_tensor(weight, func, weight_name)
+    mask = check_tensor(mask, func, name)
+    if mask.shape != weight.shape:
+        raise ValueError(
+            arg_error(
+                func,
+                name,
+                f"have shape {tuple(weight.shape)} like '{weight_name}'",
+                tuple(mask.shape),
+            )
+        )
+    if same_device and mask.device != weight.device:
+        raise ValueError(
+            arg_error(
+                func,
+                name,
+                f"on the device of '{weight_name}' ({weight.device})",
+                str(mask.device),
+            )
+        )
+    if mask.dtype == torch.bool:
+        return mask
+    if not mask.is_floating_point():
+        raise TypeError(
+            arg_error(func, name, "a bool or floating 0/1 tensor", mask.dtype)
+        )
+    if mask.device.type == "meta":
+        raise TypeError(
+            arg_error(
+                func,
+                name,
+                "a bool tensor on the meta device (a float mask's 0/1 values "
+                "cannot be checked there)",
+                mask.dtype,
+            )
+        )
+    other = (mask != 0) & (mask != 1)
+    try:
+        found = bool(other.any())
+    except RuntimeError as error:  # a transform such as vmap hides the values
+        raise TypeError(
+            arg_error(
+                func,
+                name,
+                "a bool tensor here (a float mask's 0/1 values cannot be read "
+                "inside this transform, e.g. torch.func.vmap)",
+                mask.dtype,
+            )
+        ) from error
+    if found:
+        bad = mask[other][0].item()
+        raise ValueError(
+            arg_error(
+                func,
+                name,
+                "hold only 0 and 1 (as a float mask)",
+                f"{bad} ({mask.dtype})",
+            )
+        )
+    return mask != 0
+
+
 def check_torch(func: str, feature: str) -> None:
     """Refuse ``feature`` of ``func`` on a torch below the floor.
 

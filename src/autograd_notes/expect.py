@@ -18,6 +18,8 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from autograd_notes._checks import arg_error, type_name
+
 __all__ = ["expect_error", "expect_warning"]
 
 # torch appends where in its C++ sources a warning came from: a path of the
@@ -32,22 +34,18 @@ def _shown(message: str) -> str:
 def _check_args(func: str, category: object, match: object) -> re.Pattern[str]:
     """Check the arguments before the block runs; return the compiled pattern."""
     if not isinstance(match, str):
-        raise TypeError(
-            f"{func}() argument 'match' must be a str (a regular expression), "
-            f"not {type(match).__name__}"
-        )
+        expected = "a str (a regular expression)"
+        raise TypeError(arg_error(func, "match", expected, type_name(match)))
     base = Exception if func == "expect_error" else Warning
     if not (isinstance(category, type) and issubclass(category, base)):
-        raise TypeError(
-            f"{func}() argument 'category' must be a subclass of "
-            f"{base.__name__}, not {category!r}"
-        )
+        expected = f"a subclass of {base.__name__}"
+        raise TypeError(arg_error(func, "category", expected, repr(category)))
     try:
         return re.compile(match)
     except re.error as error:
+        expected = "a valid regular expression"
         raise ValueError(
-            f"{func}() argument 'match' must be a valid regular expression, "
-            f"not {match!r} ({error})"
+            arg_error(func, "match", expected, f"{match!r} ({error})")
         ) from None
 
 

@@ -79,17 +79,39 @@ def test_expect_warning_re_emits_other_warnings() -> None:
 @pytest.mark.parametrize(
     ("func", "category", "match", "message"),
     [
-        (expect_error, ValueError, 3, "argument 'match' must be a str"),
-        (expect_error, int, "x", "must be a subclass of Exception"),
-        (expect_warning, ValueError, "x", "must be a subclass of Warning"),
-        (expect_warning, "UserWarning", "x", "must be a subclass of Warning"),
+        (
+            expect_error,
+            ValueError,
+            3,
+            "'match' must be a str (a regular expression), not int",
+        ),
+        (
+            expect_error,
+            int,
+            "x",
+            "'category' must be a subclass of Exception, not <class 'int'>",
+        ),
+        (
+            expect_warning,
+            ValueError,
+            "x",
+            "'category' must be a subclass of Warning, not <class 'ValueError'>",
+        ),
+        (
+            expect_warning,
+            "UserWarning",
+            "x",
+            "'category' must be a subclass of Warning, not 'UserWarning'",
+        ),
     ],
 )
 def test_bad_arguments_are_named(
-    func: object, category: object, match: object, message: str
+    func: Any, category: object, match: object, message: str
 ) -> None:
-    with pytest.raises(TypeError, match=message), func(category, match):  # type: ignore[operator]
+    """In the package's one format (``autograd_notes._checks.arg_error``)."""
+    with pytest.raises(TypeError) as info, func(category, match):
         pass
+    assert str(info.value) == f"{func.__name__}() argument {message}"
 
 
 @pytest.mark.parametrize("func", [expect_error, expect_warning])
@@ -99,7 +121,11 @@ def test_an_invalid_pattern_is_refused_before_the_block_runs(
     ran = []
     category = ValueError if func is expect_error else UserWarning
     with (
-        pytest.raises(ValueError, match=r"argument 'match' must be a valid regular"),
+        pytest.raises(
+            ValueError,
+            match=rf"^{func.__name__}\(\) argument 'match' must be a valid regular "
+            r"expression, not '\(' \(missing \)",
+        ),
         func(category, "("),
     ):
         ran.append(True)

@@ -9,7 +9,11 @@ Two modes are checked against independent references:
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import itertools
+import math
+import re
 from types import SimpleNamespace
 from typing import Any, Literal
 
@@ -28,6 +32,9 @@ from autograd_notes.masked_linear import (
     masked_linear,
 )
 
+# Not ``import autograd_notes.masked_linear as ...``: the package attribute of
+# that name is the re-exported function, which shadows the module.
+MODULE = importlib.import_module("autograd_notes.masked_linear")
 Mode = Literal["freeze", "prune"]
 MODES: tuple[Mode, ...] = ("freeze", "prune")
 IN, OUT = 5, 4
@@ -67,6 +74,11 @@ def fixed_mask(seed: int = 0) -> Tensor:
 
 def grads(*tensors: Tensor | None) -> list[Tensor | None]:
     return [None if t is None else t.grad for t in tensors]
+
+
+def message(func: str, arg: str, rest: str) -> str:
+    """A regex matching the start of the house-style message."""
+    return "^" + re.escape(f"{func}() argument '{arg}' must {rest}")
 
 
 # --------------------------------------------------------------------------
@@ -854,3 +866,473 @@ def test_from_linear_rejects_bad_mask() -> None:
         MaskedLinear.from_linear(linear, torch.ones(OUT, OUT, dtype=torch.bool))
     with pytest.raises(ValueError, match="mode"):
         MaskedLinear.from_linear(linear, torch.ones(OUT, IN), mode="both")  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------
+# load_state_dict validates the mask and the mode
+
+
+def _layer(mode: str = "freeze") -> MaskedLinear:
+    torch.manual_seed(0)
+    mask = torch.tensor([[True, False, True], [False, True, True]])
+    return MaskedLinear(3, 2, mask, mode=mode)  # type: ignore[arg-type]
+
+
+def _snapshot(layer: nn.Module) -> dict[str, Tensor]:
+    return {
+        k: v.clone() for k, v in layer.state_dict().items() if isinstance(v, Tensor)
+    }
+
+
+@pytest.mark.parametrize(
+    ("mask", "rest"),
+    [
+        (
+            torch.full((2, 3), 0.5),
+            "hold only 0 and 1 (as a float mask), not 0.5 (torch.float32)",
+        ),
+        (
+            torch.full((2, 3), 7),
+            "be a bool or floating 0/1 tensor, not torch.int64",
+        ),
+        (
+            torch.ones(3, 2, dtype=torch.bool),
+            "have shape (2, 3) like 'self.mask', not (3, 2)",
+        ),
+        (
+            [[True] * 3] * 2,
+            "be a torch.Tensor, not list",
+        ),
+    ],
+)
+def test_load_state_dict_rejects_a_bad_mask_and_loads_nothing(
+    mask: Any, rest: str
+) -> None:
+    layer = _layer()
+    state = _layer().state_dict()
+    with torch.no_grad():
+        state["weight"] = state["weight"] + 1
+    state["mask"] = mask
+    before = _snapshot(layer)
+    with pytest.raises(RuntimeError) as info:
+        layer.load_state_dict(state)
+    func = "MaskedLinear.load_state_dict"
+    expected = f"{func}() argument 'state_dict[\"mask\"]' must {rest}"
+    assert expected in str(info.value)
+    after = _snapshot(layer)
+    assert all(torch.equal(before[k], after[k]) for k in before)  # nothing loaded
+
+
+def test_load_state_dict_accepts_a_float_0_1_mask() -> None:
+    layer = _layer()
+    state = layer.state_dict()
+    state["mask"] = torch.tensor([[0.0, 1.0, 1.0], [1.0, 1.0, 0.0]])
+    layer.load_state_dict(state)
+    assert layer.mask.dtype == torch.bool
+    assert torch.equal(layer.mask, state["mask"].bool())
+
+
+@pytest.mark.parametrize(
+    ("saved", "loading"), [("prune", "freeze"), ("freeze", "prune")]
+)
+def test_mode_is_saved_and_a_mismatch_is_a_clear_error(
+    saved: str, loading: str
+) -> None:
+    state = _layer(saved).state_dict()
+    assert state["_extra_state"] == {"mode": saved}
+    target = _layer(loading)
+    before = _snapshot(target)
+    with torch.no_grad():
+        state["weight"] = state["weight"] + 1
+    with pytest.raises(RuntimeError) as info:
+        target.load_state_dict(state)
+    assert (
+        "MaskedLinear.load_state_dict() argument 'state_dict[\"_extra_state\"]' "
+        f"must be {{'mode': '{loading}'}} like this layer, not "
+        f"{{'mode': '{saved}'}} (load it into a layer built with mode='{saved}')"
+    ) in str(info.value)
+    assert target.mode == loading
+    after = _snapshot(target)
+    assert all(torch.equal(before[k], after[k]) for k in before)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_state_dict_round_trips_through_torch_save(mode: str, tmp_path: Any) -> None:
+    source = _layer(mode)
+    path = tmp_path / "layer.pt"
+    torch.save(source.state_dict(), path)
+    target = MaskedLinear(3, 2, torch.ones(2, 3, dtype=torch.bool), mode=mode)  # type: ignore[arg-type]
+    target.load_state_dict(torch.load(path, weights_only=True))
+    assert torch.equal(target.mask, source.mask)
+    assert torch.equal(target.weight, source.weight)
+
+
+def test_load_state_dict_takes_a_mask_saved_on_another_device() -> None:
+    """``load_state_dict`` copies across devices: the mask check allows that."""
+    target = _layer().to(META)
+    target.load_state_dict(_layer().state_dict(), assign=True)
+    assert torch.equal(target.mask, _layer().mask)
+    with pytest.raises(RuntimeError, match=r"have shape \(2, 3\) like 'self.mask'"):
+        target.load_state_dict({**_layer().state_dict(), "mask": MASK.T})
+
+
+def test_a_state_dict_without_mode_needs_strict_false() -> None:
+    """An old checkpoint (no ``_extra_state``) is reported, not guessed."""
+    state = _layer("prune").state_dict()
+    del state["_extra_state"]
+    target = _layer("prune")
+    with pytest.raises(RuntimeError, match=r"Missing key.*_extra_state"):
+        target.load_state_dict(state)
+    result = target.load_state_dict(state, strict=False)
+    assert result.missing_keys == ["_extra_state"]
+
+
+@pytest.mark.parametrize(
+    "state",
+    [{"mode": "prune"}, {"mode": "frozen"}, "freeze", {"mode": "freeze", "x": 1}],
+)
+def test_set_extra_state_checks_the_mode(state: Any) -> None:
+    with pytest.raises(
+        ValueError,
+        match=message(
+            "MaskedLinear.set_extra_state",
+            "state",
+            "be {'mode': 'freeze'} like this layer",
+        ),
+    ):
+        _layer("freeze").set_extra_state(state)
+
+
+def test_mode_assignment_is_checked() -> None:
+    layer = _layer()
+    layer.mode = "prune"
+    assert layer.state_dict()["_extra_state"] == {"mode": "prune"}
+    with pytest.raises(
+        ValueError,
+        match=message(
+            "MaskedLinear.mode", "mode", "be 'freeze' or 'prune', not 'frozen'"
+        ),
+    ):
+        layer.mode = "frozen"  # type: ignore[assignment]
+    assert layer.mode == "prune"
+
+
+# --------------------------------------------------------------------------
+# errors that did not name the argument, or misled
+
+MASK = torch.ones(2, 3, dtype=torch.bool)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "func", "arg", "rest"),
+    [
+        (
+            lambda: MaskedLinear(3.0, 2, MASK),
+            TypeError,
+            "MaskedLinear",
+            "in_features",
+            "be an int, not float",
+        ),
+        (
+            lambda: MaskedLinear(True, 2, MASK),
+            TypeError,
+            "MaskedLinear",
+            "in_features",
+            "be an int, not bool",
+        ),
+        (
+            lambda: MaskedLinear(3, False, MASK),
+            TypeError,
+            "MaskedLinear",
+            "out_features",
+            "be an int, not bool",
+        ),
+        (
+            lambda: MaskedLinear(3, -2, MASK),
+            ValueError,
+            "MaskedLinear",
+            "out_features",
+            "be non-negative, not -2",
+        ),
+        (
+            lambda: MaskedLinear(3, 2, MASK, bias=1),
+            TypeError,
+            "MaskedLinear",
+            "bias",
+            "be a bool, not int",
+        ),
+        (
+            lambda: MaskedLinear(3, 2, MASK, dtype=torch.long),
+            TypeError,
+            "MaskedLinear",
+            "dtype",
+            "be a floating-point torch.dtype or None, not torch.int64",
+        ),
+        (
+            lambda: MaskedLinear(3, 2, MASK, dtype="float32"),
+            TypeError,
+            "MaskedLinear",
+            "dtype",
+            "be a floating-point torch.dtype or None, not str",
+        ),
+        (
+            lambda: MaskedLinear(3, 2, MASK, device="gpu"),
+            ValueError,
+            "MaskedLinear",
+            "device",
+            "be a device such as 'cpu' or 'cuda:0', not 'gpu'",
+        ),
+        (
+            lambda: MaskedLinear.from_linear(None, MASK),
+            TypeError,
+            "MaskedLinear.from_linear",
+            "linear",
+            "be a torch.nn.Linear, not NoneType",
+        ),
+        (
+            lambda: MaskedLinear.from_linear(nn.Conv1d(3, 2, 1), MASK),
+            TypeError,
+            "MaskedLinear.from_linear",
+            "linear",
+            "be a torch.nn.Linear, not Conv1d",
+        ),
+        (
+            lambda: MaskedLinear.from_linear(nn.LazyLinear(2), MASK),
+            TypeError,
+            "MaskedLinear.from_linear",
+            "linear",
+            "be an initialised torch.nn.Linear (call it once first), "
+            "not an uninitialised LazyLinear",
+        ),
+        (
+            lambda: MaskedLinear(
+                3,
+                2,
+                torch.nested.nested_tensor([torch.ones(3)] * 2, layout=torch.jagged),
+            ),
+            TypeError,
+            "MaskedLinear",
+            "mask",
+            "be a dense (strided) tensor, not a nested tensor",
+        ),
+        (
+            lambda: masked_linear(
+                torch.nested.nested_tensor(
+                    [torch.ones(1, 3), torch.ones(4, 3)], layout=torch.jagged
+                ),
+                torch.zeros(2, 3),
+                MASK,
+            ),
+            TypeError,
+            "masked_linear",
+            "input",
+            "be a dense (strided) tensor, not a nested tensor (layout torch.jagged)",
+        ),
+    ],
+)
+def test_errors_name_the_argument(
+    call: Any, error: type[Exception], func: str, arg: str, rest: str
+) -> None:
+    with pytest.raises(error, match=message(func, arg, rest)):
+        call()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_apply_takes_the_argument_order_of_masked_linear(mode: str) -> None:
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(3, 4, generator=g)
+    w = torch.randn(2, 4, generator=g)
+    b = torch.randn(2, generator=g)
+    m = torch.rand(2, 4, generator=g) < 0.5
+    via_apply = MaskedLinearFunction.apply(x, w, m, b, mode)
+    torch.testing.assert_close(via_apply, masked_linear(x, w, m, b, mode=mode))  # type: ignore[arg-type]
+    assert list(inspect.signature(MaskedLinearFunction.forward).parameters) == [
+        "input",
+        "weight",
+        "mask",
+        "bias",
+        "mode",
+    ]
+    assert list(inspect.signature(masked_linear).parameters)[:4] == [
+        "input",
+        "weight",
+        "mask",
+        "bias",
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", [(4,), (1, 4), (2, 1), (1,)])
+def test_apply_does_not_broadcast_a_mask(mode: str, shape: tuple[int, ...]) -> None:
+    x = torch.randn(3, 4)
+    w = torch.randn(2, 4, requires_grad=True)
+    mask = torch.ones(shape, dtype=torch.bool)
+    with pytest.raises(
+        ValueError,
+        match=message(
+            "MaskedLinearFunction.apply",
+            "mask",
+            f"have shape (2, 4) like 'weight', not {shape}",
+        ),
+    ):
+        MaskedLinearFunction.apply(x, w, mask, None, mode)
+
+
+def test_apply_rejects_the_old_argument_order() -> None:
+    """The old order ``(input, weight, bias, mask, mode)`` fails clearly."""
+    x, w, b = torch.randn(3, 4), torch.randn(2, 4), torch.randn(2)
+    m = torch.ones(2, 4, dtype=torch.bool)
+    with pytest.raises(
+        TypeError,
+        match=message("MaskedLinearFunction.apply", "mask", "be a bool tensor"),
+    ):
+        MaskedLinearFunction.apply(x, w, b, m, "freeze")
+
+
+# -- nothing a user passes is modified ------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_masked_linear_modifies_no_argument(mode: str) -> None:
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(3, 4, generator=g, requires_grad=True)
+    w = torch.randn(2, 4, generator=g, requires_grad=True)
+    b = torch.randn(2, generator=g, requires_grad=True)
+    m = (torch.rand(2, 4, generator=g) < 0.5).float()
+    copies = [t.detach().clone() for t in (x, w, b, m)]
+    masked_linear(x, w, m, b, mode=mode).square().sum().backward()  # type: ignore[arg-type]
+    for original, copy in zip((x, w, b, m), copies, strict=True):
+        assert torch.equal(original.detach(), copy)
+        assert original._version == 0
+
+
+# --------------------------------------------------------------------------
+# the two backward paths agree bit for bit; vmap
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("needs_input", [True, False])
+def test_in_place_and_out_of_place_backward_agree(mode: str, needs_input: bool) -> None:
+    """``backward`` reuses its buffers unless it builds a graph; same values."""
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 3, 6, generator=g, requires_grad=needs_input)
+    w = torch.randn(5, 6, generator=g, requires_grad=True)
+    b = torch.randn(5, generator=g, requires_grad=True)
+    m = torch.rand(5, 6, generator=g) < 0.5
+    w.data[~m] = torch.tensor([math.inf, -math.inf, math.nan]).repeat(12)[: (~m).sum()]
+    upstream = torch.randn(2, 3, 5, generator=g)
+    inputs = (x, w, b) if needs_input else (w, b)
+
+    def run(create_graph: bool) -> tuple[Tensor, ...]:
+        out = MaskedLinearFunction.apply(x, w, m, b, mode)
+        return torch.autograd.grad(out, inputs, upstream, create_graph=create_graph)
+
+    fast, graph = run(False), run(True)
+    for got, want in zip(fast, graph, strict=True):
+        torch.testing.assert_close(got, want.detach(), rtol=0, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+)
+def test_the_fast_masking_is_torch_where_bit_for_bit(dtype: torch.dtype) -> None:
+    """The AND of the bits that forward and backward use without autograd."""
+    from autograd_notes.freezing import _zero_outside
+    from autograd_notes.masked_linear import _keep_inside
+
+    special = [1.5, -0.0, math.inf, -math.inf, math.nan, -2.0]
+    t = torch.tensor(special * 2).to(dtype)
+    m = torch.tensor([True] * 6 + [False] * 6)
+    word = {2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+    want = _zero_outside(t, m).view(word)
+    assert torch.equal(_keep_inside(t, m).view(word), want)
+    assert torch.equal(_keep_inside(t.clone(), m, in_place=True).view(word), want)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_the_weight_gradient_is_exactly_zero_outside_even_for_inf_and_nan(
+    mode: str, create_graph: bool
+) -> None:
+    """Masking gives exact zeros like ``apply_mask``, never ``inf * 0 = nan``.
+
+    ``g.T @ x`` is ``inf`` and ``nan`` in the columns outside the mask; both
+    backward paths (in place, and the graph-building one) give 0 there.
+    """
+    x = torch.tensor([[1.0, math.inf, math.nan], [2.0, 1.0, 1.0]])
+    w = torch.randn(2, 3, generator=torch.Generator().manual_seed(0))
+    w.requires_grad_()
+    m = torch.tensor([[True, False, False], [True, False, False]])
+    out = masked_linear(x, w, m, mode=mode)  # type: ignore[arg-type]
+    (grad,) = torch.autograd.grad(
+        out, w, torch.ones_like(out), create_graph=create_graph
+    )
+    assert torch.equal(grad, torch.tensor([[3.0, 0.0, 0.0], [3.0, 0.0, 0.0]]))
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_prune_treats_an_inf_or_nan_weight_outside_the_mask_as_zero(
+    create_graph: bool,
+) -> None:
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 3, generator=g, requires_grad=True)
+    w = torch.randn(2, 3, generator=g)
+    m = torch.tensor([[True, False, True], [False, True, True]])
+    w[~m] = torch.tensor([math.inf, math.nan])
+    w.requires_grad_()
+    out = masked_linear(x, w, m, mode="prune")
+    want = F.linear(x.detach(), torch.where(m, w.detach(), 0.0))
+    assert torch.equal(out.detach(), want)
+    (grad_x,) = torch.autograd.grad(
+        out, x, torch.ones_like(out), create_graph=create_graph
+    )
+    assert grad_x.isfinite().all()
+    torch.testing.assert_close(
+        grad_x, torch.where(m, w.detach(), 0.0).sum(0).expand(4, 3)
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_vmap_over_weights_with_one_mask(mode: str) -> None:
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(3, 4, generator=g)
+    ws = torch.randn(5, 2, 4, generator=g)
+    m = torch.rand(2, 4, generator=g) < 0.5
+    batched = torch.func.vmap(lambda w: masked_linear(x, w, m, mode=mode))(ws)  # type: ignore[arg-type]
+    looped = torch.stack([masked_linear(x, w, m, mode=mode) for w in ws])  # type: ignore[arg-type]
+    torch.testing.assert_close(batched, looped)
+
+
+def test_vmap_over_float_masks_is_a_clear_error() -> None:
+    x, w = torch.randn(3, 5), torch.randn(4, 5)
+    masks = (torch.rand(2, 4, 5) < 0.5).float()
+    with pytest.raises(
+        TypeError, match=message("masked_linear", "mask", "be a bool tensor here")
+    ):
+        torch.func.vmap(lambda m: masked_linear(x, w, m, mode="prune"))(masks)
+    batched = torch.func.vmap(lambda m: masked_linear(x, w, m, mode="prune"))(
+        masks.bool()
+    )
+    assert batched.shape == (2, 3, 4)
+
+
+# --------------------------------------------------------------------------
+# docstrings
+
+
+def _docstrings(module: Any) -> dict[str, str]:
+    found = {module.__name__: inspect.getdoc(module) or ""}
+    for name in module.__all__:
+        obj = getattr(module, name)
+        found[name] = inspect.getdoc(obj) or ""
+        for attr, member in vars(obj).items() if isinstance(obj, type) else []:
+            doc = getattr(member, "__doc__", None)
+            if isinstance(doc, str) and not attr.startswith("__"):
+                found[f"{name}.{attr}"] = doc
+    return found
+
+
+def test_no_docstring_mentions_notes() -> None:
+    for where, doc in _docstrings(MODULE).items():
+        assert not re.search(r"\bnotes\b", doc, re.IGNORECASE), where
+        assert "order and number" not in doc, where
