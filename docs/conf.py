@@ -55,11 +55,17 @@ extensions = [
     "sitecheck",
     "exercises",  # collapse tutorial solutions into <details>
     "editlinks",  # "Edit" on a tutorial page opens its gallery/ script
-    "translation",  # the zh_CN edition: checks, thumbnails, language links
+    "editions",  # each page links to itself in the other edition
+    "englishdocstrings",  # the API reference stays English: not in the catalogs
+    "translationchecks",  # zh_CN: no message untranslated, fuzzy or unrendered
+    "themestrings",  # zh_CN: our words for the theme's interface strings
+    "zhdownloads",  # zh_CN: the tutorials' downloads with Chinese text cells
+    "zhsearch",  # zh_CN: search splits Chinese words and runs
     "codecomments",  # comments in code: in the catalogs, translated on zh pages
     "parallelread",  # -j: every core executes its share of the pages
     "redirects",  # old tutorial URLs lead to the renumbered pages
-    "figures",  # 2x figures, graph alt text and legends, numbered tutorial cards
+    "tutorialcards",  # gallery cards: translated, numbered, drawn when no figure
+    "figures",  # 2x figures, graph alt text and legends in the page's language
     "notebooks",  # a notebook for every executed page; no Sphinx markup in any
     "launchbar",  # Colab, notebook, script and source links atop executed pages
     "sitepdf",  # links the whole-site PDFs that docs/pdf.py prints
@@ -86,8 +92,8 @@ suppress_warnings: list[str] = []
 # `nox -s docs` builds English into _build/html, then the same sources again
 # with `-D language=zh_CN` into _build/html/zh_CN. The second build reuses the
 # first one's executed outputs (sphinx-gallery's generated pages and myst-nb's
-# cache under _build/), so nothing runs twice. docs/_ext/translation.py fails
-# the zh build on any message without a current translation.
+# cache under _build/), so nothing runs twice. docs/_ext/translationchecks.py
+# fails the zh build on any message without a current translation.
 BUILD = DOCS / "_build"
 language = "en"
 locale_dirs = ["locale/"]
@@ -326,22 +332,8 @@ def per_edition(app: Sphinx, config: Config) -> None:
         config.myst_substitutions["torch_verified"] = " 和 ".join(_verified)
 
 
-def canonical_in_edition(
-    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object
-) -> None:
-    """A Chinese page's canonical address is its own, under ``zh_CN/``.
-
-    Sphinx derives it from ``html_baseurl``, which both editions share (the
-    downloads install the one wheel from there).
-    """
-    if app.config.language == "zh_CN" and context.get("pageurl"):
-        page = app.builder.get_target_uri(pagename)
-        context["pageurl"] = f"{app.config.html_baseurl}zh_CN/{page}"
-
-
 def setup(app: Sphinx) -> None:
     app.connect("config-inited", per_edition)
-    app.connect("html-page-context", canonical_in_edition)
     # sphinx-mathjax-offline only copies MathJax into _static, but does not say
     # it is safe for parallel reading; say it, so `-j auto` reads in parallel.
     app.extensions["sphinx-mathjax-offline"].parallel_read_safe = True

@@ -8,15 +8,18 @@ and the zh_CN edition explains in Chinese. This extension:
   every shell block, with :mod:`tokenize` (a ``#`` in a string is not a
   comment): one message per comment, a run of full-line comments one message;
 * puts them into the page's gettext catalog (``nox -s translations``), with
-  the code block's location, as invisible :class:`code_comment` nodes;
+  the code block's location, as invisible :class:`code_comment` nodes that
+  :class:`ExtractCodeComments` (a transform before ``Locale``) inserts after
+  each block;
 * writes the translation into the code on the zh page, a run of full-line
   comments re-wrapped no wider than the block (a Chinese character takes two
-  columns), and marks each comment translated or not, so that ``translation``
-  fails the zh build on an untranslated or fuzzy comment, naming it and its
-  page, as it does for any message;
-* offers :func:`translate_comments`, which ``translation`` also applies to the
-  code cells of the zh ``.py`` and ``.ipynb`` downloads: code unchanged, only
-  comments translated;
+  columns), and marks each comment translated or not, so that
+  ``translationchecks`` fails the zh build on an untranslated or fuzzy
+  comment, naming it and its page, as it does for any message; then
+  :class:`DropCodeComments` removes the nodes;
+* offers :func:`translate_comments`, which ``zhdownloads`` and ``notebooks``
+  also apply to the code cells of the zh ``.py`` and ``.ipynb`` downloads:
+  code unchanged, only comments translated;
 * counts the comments left in English on built pages
   (:func:`english_comments`), for the check that there are none.
 """
@@ -288,7 +291,7 @@ class code_comment(nodes.literal_block, addnodes.translatable):
         self["translated"] = True  # Locale marks only what it translates itself
 
     def astext(self) -> str:
-        """The comment: what ``translation`` names when it is untranslated."""
+        """The comment: what ``translationchecks`` names when it is untranslated."""
         return str(self["message"])
 
     def block(self) -> nodes.literal_block | None:
@@ -309,7 +312,7 @@ def code_syntax(block: nodes.literal_block) -> str | None:
     """The block's syntax, ``python`` or ``shell``; None if it is not code
     whose comments are translated."""
     if isinstance(block, code_comment) or block.get("translatable") is False:
-        return None  # API docstrings stay English (see translation.py)
+        return None  # API docstrings stay English (see englishdocstrings.py)
     if len(block.children) != 1 or not isinstance(block[0], nodes.Text):
         return None  # parsed-literal: markup, not code
     language = str(block.get("language", "")).lower()
@@ -367,9 +370,9 @@ class ExtractCodeComments(SphinxTransform):
 
 
 class DropCodeComments(SphinxTransform):
-    """Translated (or reported by ``translation``), they have done their job."""
+    """Translated (or reported by ``translationchecks``), they have done their job."""
 
-    # After translation.RequireTranslation (345) has read their state.
+    # After translationchecks.RequireTranslation (345) has read their state.
     default_priority = 350
 
     def apply(self, **kwargs: Any) -> None:

@@ -2,8 +2,13 @@
 
 sphinx-gallery generates ``docs/tutorials/NN_name.rst`` from
 ``gallery/NN_name.py``; the generated file is not in the repository, so the
-theme's default links would lead nowhere. This handler runs after the theme
-defines ``get_edit_provider_and_url`` and before the header buttons use it.
+theme's default links would lead nowhere. Jobs:
+
+* :func:`source_in_repository`: the repository file a tutorial page comes
+  from (``launchbar``'s *View source* links to it too);
+* :func:`point_at_gallery` (``html-page-context``) points the header's
+  "Edit" button there: it runs after the theme defines
+  ``get_edit_provider_and_url`` and before the header buttons use it.
 """
 
 from __future__ import annotations

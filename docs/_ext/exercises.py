@@ -1,7 +1,8 @@
 """Collapse the solution of each tutorial exercise until the reader opens it.
 
 A tutorial writes an exercise as a text cell whose last paragraph is exactly
-``**Solution**``, followed by the code cell that solves it::
+``**Solution**`` (``**答案**`` in the zh_CN edition), followed by the code cell
+that solves it::
 
     # %%
     # **Exercise 1.** Predict ``x.grad`` after two backward calls.
@@ -11,12 +12,20 @@ A tutorial writes an exercise as a text cell whose last paragraph is exactly
     # %%
     print(x.grad)
 
-In the ``.py`` and ``.ipynb`` downloads that reads naturally and the solution
-runs like any other cell. On the HTML page, this transform moves the
-``Solution`` paragraph, the solution's code and its printed output (or figure)
-into a ``<details>`` element, which browsers show closed and open on click or
-with the keyboard, with no JavaScript. The code still runs during the build,
-so a wrong solution (its hidden ``assert``) fails the build.
+In the ``.py`` download that reads naturally. Jobs:
+
+* on the HTML page, :class:`CollapseSolutions` (a transform) moves the
+  ``Solution`` paragraph, the solution's code and its printed output (or
+  figure) into a :class:`solution` node, written as a ``<details>`` element,
+  which browsers show closed and open on click or with the keyboard, with no
+  JavaScript;
+* in a notebook, :func:`collapse_in_notebook` (which ``notebooks`` applies to
+  every notebook it publishes) hides the solution's code cell
+  (``jupyter.source_hidden``, and Colab's form view) until the reader opens
+  it.
+
+The code still runs during the build, so a wrong solution (its hidden
+``assert``) fails the build; in a notebook it runs like any other cell.
 """
 
 from __future__ import annotations
@@ -49,6 +58,30 @@ def depart_solution_html(self: Any, node: solution) -> None:
 
 def visit_solution_other(self: Any, node: solution) -> None:
     """Other builders show the solution's content as it is."""
+
+
+def collapse_in_notebook(notebook: dict[str, Any], language: str) -> None:
+    """Hide each solution's code cell: the one after a Markdown cell that
+    ends in the marker. In place."""
+    cells = notebook["cells"]
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] != "markdown":
+            continue
+        source = cell.get("source", "")
+        text = "".join(source) if isinstance(source, list) else str(source)
+        if _ends_in_solution(text, language) and i + 1 < len(cells):
+            code = cells[i + 1]
+            if code["cell_type"] == "code":
+                metadata = code.setdefault("metadata", {})
+                metadata.setdefault("jupyter", {})["source_hidden"] = True
+                metadata.setdefault("colab", {})["cellView"] = "form"
+
+
+def _ends_in_solution(text: str, language: str) -> bool:
+    # The marker is a paragraph of its own, but a translation may put it
+    # right under a code block: its last line.
+    last = text.strip().rpartition("\n")[2].strip()
+    return last == f"**{MARKERS.get(language, MARKERS['en'])}**"
 
 
 def _is_marker(node: nodes.Node, marker: str) -> bool:

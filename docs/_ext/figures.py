@@ -1,25 +1,26 @@
-"""Pictures: graph drawings that read on any screen, in the page's language.
+"""Graph drawings that read on any screen, in the page's language.
 
 Graph drawings (:func:`autograd_notes.draw_graph`) reach the pages two ways:
 sphinx-gallery runs the tutorials, and myst-nb's kernels run the how-to and
-explanation pages. This extension:
+explanation pages. Jobs:
 
-* saves every figure at twice its display resolution: the gallery's
+* every figure is saved at twice its display resolution: the gallery's
   ``image_srcset`` does so for tutorials; in a kernel, :func:`kernel_setup`
-  (run through ``KERNEL_ARGS``) renders figures as 2x PNGs whose display size
-  is half their pixel size;
-* gives every graph drawing alt text that says what it shows: the drawing's
-  own description (its axes' label), stored in the gallery's reST by
-  :func:`graph_scraper` and in a kernel's PNG as its ``Description``;
-  translated on the zh pages;
-* replaces the legend drawn into the picture, English in both editions, by a
-  legend under it in the page's language (the same colours, as HTML), and
-  cuts the picture to the drawing's width at the same scale (the margins
-  were room for that legend), so its text is as large as it can be;
-* links each graph drawing to its full-size image, so a phone can open it;
-* gives each tutorial card its number, and to a tutorial without a figure a
-  thumbnail of its own: a card with its number and its question, drawn at
-  build time in the edition's language (deterministic: same text, same PNG).
+  (run through ``KERNEL_ARGS``, which ``conf.py`` puts in the kernel spec)
+  renders figures as 2x PNGs whose display size is half their pixel size;
+* every graph drawing carries its own description (its axes' label): the
+  gallery's scraper :func:`graph_scraper` (``image_scrapers`` in
+  ``conf.py``) writes it into the reST as alt text, a kernel's PNG holds it
+  as its ``Description``;
+* the legend drawn into the picture, English in both editions, is removed and
+  the picture cut to the drawing's width at the same scale (the margins were
+  room for that legend), so its text is as large as it can be;
+* :class:`GraphFigures` (a transform) gives every graph drawing that
+  description as alt text in the page's language (:func:`describe_in`), a
+  legend under it in the page's language (the same colours, as HTML), and a
+  link to its full-size image, so a phone can open it;
+* ``figures.css`` (added to every page) styles them, and the tutorial
+  cards' numbers (``tutorialcards``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import html
 import io
 import re
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -274,121 +274,8 @@ def _largest(srcset: str) -> str:
     return best.rsplit("/", 1)[-1]
 
 
-# -- Tutorial cards: a number on each, and a thumbnail of its own ---------------
-
-THUMB = re.compile(r"sphx_glr_((\d\d)_\w+?)_thumb\.png$")
-CARDS = "tutorials/images/thumb"
-CARD_COLOURS = ["#dbe7f5", "#c6f0cf", "#fbd38d", "#e9d8fd"]
-
-
-def card_name(stem: str, language: str) -> str:
-    return f"card_{stem}_{language}.png"
-
-
-def _question(app: Sphinx, script: Path) -> str:
-    """The tutorial's title (its question), in the edition's language."""
-    from translation import _plain, _unmarked, messages
-
-    english = script.read_text(encoding="utf-8").split('"""')[1].strip().splitlines()[0]
-    if app.config.language == "en":
-        return _unmarked(english)
-    by_plain = {_plain(k): v for k, v in messages(app).items()}
-    return _unmarked(by_plain.get(_plain(english), english))
-
-
-def draw_card(number: str, question: str, language: str) -> bytes:
-    """A thumbnail: the tutorial's number and its question, 800 x 560 px."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(4.0, 2.8), dpi=200)
-    fig.set_facecolor(CARD_COLOURS[int(number) % len(CARD_COLOURS)])
-    fig.text(0.07, 0.88, number, fontsize=30, weight="bold", va="top", color="#1b1f24")
-    wrap = textwrap.wrap if language == "en" else _cjk_wrap
-    lines = wrap(question, 26)  # _cjk_wrap counts a wide character as two
-    fig.text(
-        0.07,
-        0.42,
-        "\n".join(lines[:4]),
-        fontsize=14,
-        va="center",
-        color="#1b1f24",
-        family=["DejaVu Sans", "Noto Sans CJK SC", "Noto Sans CJK JP"],
-        linespacing=1.3,
-    )
-    out = io.BytesIO()
-    fig.savefig(out, format="png", metadata={"Software": None})
-    return out.getvalue()
-
-
-def _cjk_wrap(text: str, width: int) -> list[str]:
-    """Lines of at most ``width`` columns (a wide character takes two)."""
-    lines, line, used = [], "", 0
-    for ch in text:
-        cost = 1 if ord(ch) < 0x2E80 else 2
-        if used + cost > width:
-            lines.append(line)
-            line, used = "", 0
-        line += ch
-        used += cost
-    return [*lines, line] if line else lines
-
-
-def write_cards(app: Sphinx) -> None:
-    """A card for each tutorial without a figure of its own (after the gallery)."""
-    if app.builder.name == "gettext":
-        return
-    language = app.config.language if app.config.language in LEGEND else "en"
-    images = Path(app.srcdir, "tutorials", "images")
-    (images / "thumb").mkdir(parents=True, exist_ok=True)
-    (gallery,) = app.config.sphinx_gallery_conf["examples_dirs"]
-    for script in sorted(Path(app.srcdir, gallery).glob("[0-9][0-9]_*.py")):
-        stem = script.stem
-        if (images / f"sphx_glr_{stem}_001.png").exists():
-            continue  # its own first figure is its thumbnail
-        target = images / "thumb" / card_name(stem, language)
-        data = draw_card(stem[:2], _question(app, script), language)
-        if not target.exists() or target.read_bytes() != data:
-            target.write_bytes(data)
-
-
-class NumberedCards(SphinxTransform):
-    """Each tutorial card: its number, and its own card for a thumbnail."""
-
-    default_priority = 28  # after translation.TranslateThumbnails (27)
-
-    def apply(self, **kwargs: Any) -> None:
-        if self.app.builder.name == "gettext":
-            return
-        language = self.config.language if self.config.language in LEGEND else "en"
-        number = None
-        found = self.document.findall(lambda n: isinstance(n, nodes.image | nodes.raw))
-        for node in list(found):
-            if isinstance(node, nodes.image):
-                match = THUMB.search(node["uri"])
-                if match is None:
-                    continue
-                stem, number = match.groups()
-                card = Path(self.env.srcdir, CARDS, card_name(stem, language))
-                if card.exists():
-                    node["uri"] = f"/{CARDS}/{card.name}"
-                continue
-            text = node.astext()
-            if number is None or "sphx-glr-thumbnail-title" not in text:
-                continue
-            text = text.replace(
-                '<div class="sphx-glr-thumbnail-title">',
-                '<div class="sphx-glr-thumbnail-title">'
-                f'<span class="card-number">{number}</span> ',
-                1,
-            )
-            node.replace_self(nodes.raw(text, text, format="html"))
-            number = None
-
-
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_transform(GraphFigures)
-    app.add_transform(NumberedCards)
-    app.connect("builder-inited", write_cards, priority=900)
     app.add_css_file("figures.css")
     sys.modules.setdefault("figures", sys.modules[__name__])
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

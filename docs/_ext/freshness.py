@@ -1,12 +1,16 @@
-"""Re-execute everything when what the outputs depend on has changed.
+"""No stale output: what the pages show is what the current sources make.
 
-sphinx-gallery re-runs an example only when its source changes, and myst-nb's
-cache keys on the notebook's code. Neither notices a new torch or a change
-to ``autograd_notes``. This extension fingerprints both (plus the
-constraints file and conf.py) and, when the fingerprint moves, deletes the
-cached outputs so the build executes every example and page again. A change
-to an extension in ``_ext/``, a template or an interface catalog only makes
-Sphinx read and write every page again.
+Jobs (``config-inited`` handlers, before anything is read):
+
+* :func:`invalidate`: sphinx-gallery re-runs an example only when its source
+  changes, and myst-nb's cache keys on the notebook's code. Neither notices a
+  new torch or a change to ``autograd_notes``. This fingerprints both (plus
+  the constraints file and conf.py) and, when the fingerprint moves, deletes
+  the cached outputs so the build executes every example and page again. A
+  change to an extension in ``_ext/``, a template or an interface catalog
+  only makes Sphinx read and write every page again;
+* :func:`prune_removed` deletes the generated pages (and images) of gallery
+  scripts that were renamed or removed: sphinx-gallery never deletes them.
 """
 
 from __future__ import annotations

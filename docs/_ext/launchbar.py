@@ -2,13 +2,14 @@
 
 Jobs:
 
-* on every tutorial page (``tutorials/NN_name``) and every MyST page that
-  executes code (``notebooks.executed_pages``), right under the title, a bar
-  of plain links (``_templates/launch-bar.html``, labels in the page's
-  language): *Open in Colab*, *Download notebook*, *Download script*
-  (tutorials only) and *View source*;
-* removes sphinx-gallery's "Go to the end to download the full example code"
-  note, which the bar replaces.
+* :func:`add_launch_bar` (``html-page-context``) puts on every tutorial page
+  (``tutorials/NN_name``) and every MyST page that executes code
+  (``notebooks.executed_pages``), right under the title, a bar of plain links
+  (``_templates/launch-bar.html``, labels in the page's language): *Open in
+  Colab*, *Download notebook*, *Download script* (tutorials only) and *View
+  source*;
+* :class:`RemoveDownloadNote` (a transform) removes sphinx-gallery's "Go to
+  the end to download the full example code" note, which the bar replaces.
 
 The links (:func:`launch_links`):
 

@@ -1,25 +1,25 @@
 """Notebooks that read well outside the site: every executed page has one.
 
-Jobs (each a ``build-finished`` handler, in both editions):
+Jobs (``build-finished`` handlers, in both editions):
 
-* writes a notebook for every MyST page that executes code (a page whose
-  front matter names a kernelspec) to ``<outdir>/notebooks/<docname>.ipynb``
-  (priority 500): its Markdown cells, in the zh_CN edition translated from the
-  page's catalog; its code cells, with the comments translated as on the page
-  (``codecomments``), without the cells the page removes (``remove-cell``: the
-  page's hidden checks, as sphinx-gallery drops a tutorial's);
-* cleans the tutorials' notebooks that sphinx-gallery (and ``translation``)
-  wrote under ``<outdir>/_downloads/`` (priority 600, after the zh notebooks
-  are translated), inside the download-all ``.zip`` too, and copies each to
+* :func:`write_page_notebooks` (priority 500) writes a notebook for every
+  MyST page that executes code (:func:`executed_pages`: a page whose front
+  matter names a kernelspec) to ``<outdir>/notebooks/<docname>.ipynb``: its
+  Markdown cells, in the zh_CN edition translated from the page's catalog;
+  its code cells, with the comments translated as on the page
+  (``codecomments``), without the cells the page removes (``remove-cell``:
+  the page's hidden checks, as sphinx-gallery drops a tutorial's);
+* :func:`clean_tutorial_notebooks` (priority 600, after ``zhdownloads`` has
+  translated the zh notebooks) cleans the tutorials' notebooks that
+  sphinx-gallery wrote under ``<outdir>/_downloads/``, inside the
+  download-all ``.zip`` too, and copies each to
   ``<outdir>/notebooks/tutorials/<name>.ipynb`` (what
   ``docs/publish_notebooks.py`` publishes);
-* in every notebook: Sphinx markup becomes Markdown (:func:`to_markdown`):
-  a cross-reference is a link to the hosted page (``html_baseurl``), an API
-  name we do not document is plain code; labels, badges and substitutions
-  become text;
-* collapses each exercise's solution: the code cell after a Markdown cell that
-  ends in ``**Solution**`` (``**答案**``) is hidden (``jupyter.source_hidden``,
-  and Colab's form view) until the reader opens it; it still runs.
+* cleaning, in every notebook: Sphinx markup becomes Markdown
+  (:func:`to_markdown`): a cross-reference is a link to the hosted page
+  (``html_baseurl``), an API name we do not document is plain code; labels,
+  badges and substitutions become text; each exercise's solution is
+  collapsed (``exercises``).
 
 ``SPHINX_MARKUP`` lists every shape of Sphinx markup a notebook must not hold;
 ``tests/site/test_launch.py`` checks the notebooks against it.
@@ -37,14 +37,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catalogs import messages
+from editions import EDITIONS
+from exercises import collapse_in_notebook
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
-# Where each edition lives on the hosted site, under html_baseurl.
-EDITION_FOLDERS = {"en": "", "zh_CN": "zh_CN/"}
-SOLUTION = {"en": "Solution", "zh_CN": "答案"}
 
 # Every shape of Sphinx markup, as it would appear in a notebook's Markdown.
 SPHINX_MARKUP: dict[str, re.Pattern[str]] = {
@@ -94,7 +94,9 @@ class Resolver:
             for table in (py["modules"], py["objects"])
             for name, entry in table.items()
         }
-        folder = EDITION_FOLDERS.get(app.config.language, f"{app.config.language}/")
+        language = app.config.language
+        # Where the edition lives on the hosted site, under html_baseurl.
+        folder = EDITIONS[language][1] if language in EDITIONS else f"{language}/"
         return cls(
             docname=docname,
             base=app.config.html_baseurl + folder,
@@ -223,27 +225,12 @@ def _source(cell: dict[str, Any]) -> str:
     return "".join(source) if isinstance(source, list) else str(source)
 
 
-def _ends_in_solution(text: str, language: str) -> bool:
-    # The marker is a paragraph of its own, but a translation may put it
-    # right under a code block: its last line.
-    last = text.strip().rpartition("\n")[2].strip()
-    return last == f"**{SOLUTION.get(language, SOLUTION['en'])}**"
-
-
 def clean_notebook(notebook: dict[str, Any], resolver: Resolver, language: str) -> None:
     """Markdown without Sphinx markup; solutions collapsed. In place."""
-    cells = notebook["cells"]
-    for i, cell in enumerate(cells):
-        if cell["cell_type"] != "markdown":
-            continue
-        text = to_markdown(_source(cell), resolver)
-        cell["source"] = text
-        if _ends_in_solution(text, language) and i + 1 < len(cells):
-            solution = cells[i + 1]
-            if solution["cell_type"] == "code":
-                metadata = solution.setdefault("metadata", {})
-                metadata.setdefault("jupyter", {})["source_hidden"] = True
-                metadata.setdefault("colab", {})["cellView"] = "form"
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "markdown":
+            cell["source"] = to_markdown(_source(cell), resolver)
+    collapse_in_notebook(notebook, language)
     notebook.setdefault("metadata", {})["language_info"] = {"name": "python"}
 
 
@@ -333,8 +320,6 @@ def _translator(app: Sphinx) -> tuple[Callable[[str], str], list[str]]:
     missing: list[str] = []
     if app.config.language == "en":
         return (lambda message: message), missing
-    from translation import messages
-
     catalog = messages(app)
 
     def lookup(message: str) -> str:
@@ -430,8 +415,6 @@ def page_notebook(app: Sphinx, docname: str) -> dict[str, Any]:
     lookup, missing = _translator(app)
     catalog_get: Callable[[str], str | None] | None = None
     if app.config.language != "en":
-        from translation import messages
-
         catalog_get = messages(app).get
     cells = []
     for cell in notebook.cells:

@@ -4,15 +4,17 @@ With ``-j N`` Sphinx reads the pages in contiguous chunks of the sorted page
 list, N chunks at a time (``sphinx.util.parallel.make_chunks``). myst-nb
 executes a page while it is read, and the executed pages (``explanations/``,
 ``how-to/``, ``reference/``) sit next to each other in that list: one process
-ran nearly all of them while the others had nothing left to do. This
-extension reorders the pages before they are read, dealing the executed ones
-out over the chunks like cards, so every core executes its share. The order
-only decides which process reads a page; the pages themselves do not change.
+ran nearly all of them while the others had nothing left to do. Jobs of
+:func:`spread` (``env-before-read-docs``):
 
-It also creates myst-nb's execution cache (a SQLite database) before the
-reading processes start: two of them executing their first page at the same
-moment would otherwise both try to create it, and one fails ("table settings
-already exists").
+* it reorders the pages before they are read, dealing the executed ones out
+  over the chunks like cards (:func:`deal`), so every core executes its
+  share. The order only decides which process reads a page; the pages
+  themselves do not change;
+* it creates myst-nb's execution cache (a SQLite database) before the reading
+  processes start: two of them executing their first page at the same moment
+  would otherwise both try to create it, and one fails ("table settings
+  already exists").
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Keep old tutorial URLs working after the tutorials were renumbered.
 
-The site's ``redirects`` setting maps an old page name to its new one
-(``"tutorials/01_leaf_tensors": "tutorials/02_leaf_tensors"``). After an HTML
-build this extension writes, at each old address, a small page that sends
+The site's ``redirects`` setting (a config value this extension adds) maps an
+old page name to its new one (``"tutorials/01_leaf_tensors":
+"tutorials/02_leaf_tensors"``). After an HTML build :func:`write_redirects`
+(``build-finished``) writes, at each old address, a small page that sends
 the browser on to the new one at once (``<meta http-equiv="refresh">``),
 names it as canonical, and links it for anyone whose browser does not
 follow. Both editions get their own, so a link into the Chinese edition stays

@@ -1,6 +1,7 @@
 """Search result snippets quote the page's article, not the theme's chrome.
 
-One job: add ``_static/search-snippets.js`` to ``search.html`` (only), which
+One job: :func:`add_to_search_page` (``html-page-context``) adds
+``_static/search-snippets.js`` to ``search.html`` (only), which
 makes Sphinx's search page quote the text of each result's
 ``article.bd-article`` instead of its ``[role="main"]`` element, where
 sphinx-book-theme also puts the colour-mode switch and the header buttons

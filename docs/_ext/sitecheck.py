@@ -9,6 +9,10 @@
 * :func:`scan_html` runs when the build finishes and fails it if any page
   shows a memory address (``object at 0x...``), a timing or a path of the
   build machine.
+
+``conf.py`` names :func:`strict_warnings` in sphinx-gallery's
+``reset_modules``; the other two are ``builder-inited`` and
+``build-finished`` handlers.
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ def scan_html(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     paths = _machine_paths(app)
-    from translation import EDITIONS
+    from editions import EDITIONS
 
     others = {folder.strip("/") for _, folder in EDITIONS.values() if folder}
     for page in sorted(Path(app.outdir).rglob("*.html")):

@@ -2,8 +2,9 @@
 
 Two jobs:
 
-* the header's download menu offers "PDF of the whole site" (the edition's
-  PDF) where sphinx-book-theme offered ".pdf", which only printed the page;
+* :func:`whole_site_button` (``html-page-context``): the header's download
+  menu offers "PDF of the whole site" (the edition's PDF) where
+  sphinx-book-theme offered ".pdf", which only printed the page;
 * the ``sitepdf`` role links a PDF from the text: ``{sitepdf}`English <en>```
   links ``_static/pdf/autograd-notes-en.pdf`` of the edition the page is in
   (``docs/pdf.py`` writes both PDFs into both editions).

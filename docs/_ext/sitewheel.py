@@ -3,11 +3,12 @@
 ``autograd_notes`` is not on PyPI: the site itself serves the exact version
 that produced its outputs. This extension:
 
-* builds the wheel of this checkout at the end of each HTML build, in the
-  Sphinx process, with the hatchling pinned in ``constraints.txt`` and no
-  network, into ``<outdir>/_static/wheels/`` of each edition. hatchling's
-  reproducible mode gives every file the same timestamp, so two builds of
-  the same sources publish identical bytes; a wheel whose version is not the
+* :func:`publish_wheel` (``build-finished``) builds the wheel of this
+  checkout at the end of each HTML build, in the Sphinx process, with the
+  hatchling pinned in ``constraints.txt`` and no network, into
+  ``<outdir>/_static/wheels/`` of each edition. hatchling's reproducible
+  mode gives every file the same timestamp, so two builds of the same
+  sources publish identical bytes; a wheel whose version is not the
   one the pages were built with fails the build;
 * defines the one URL every download installs from, :func:`wheel_url`:
   ``html_baseurl`` (from pyproject's Documentation URL, or
@@ -15,10 +16,12 @@ that produced its outputs. This extension:
   at the copy at the site's root, the English edition's, which every host
   publishes (the Chinese edition's own copy makes its folder complete);
   on Read the Docs the base URL is the English project's address of the
-  version being built (:func:`on_read_the_docs`);
-* adds the ``wheel-install`` directive: a bash code block in which
-  ``{wheel_url}`` becomes that URL, so the landing page shows the same
-  command the downloads use.
+  version being built (:func:`on_read_the_docs`, ``config-inited``), and
+  :func:`check_baseurl` fails the build when there is no base URL at all;
+* adds the ``wheel-install`` directive (:class:`WheelInstall`): a bash code
+  block in which ``{wheel_url}`` becomes that URL when the page is written
+  (:func:`fill_url`, ``doctree-resolved``), so the landing page shows the
+  same command the downloads use.
 """
 
 from __future__ import annotations

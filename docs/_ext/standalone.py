@@ -3,9 +3,10 @@
 A reader who downloads a tutorial has torch, perhaps, but not
 ``autograd_notes``, which is not on PyPI: the site publishes its wheel
 (``sitewheel``). After everything else has written the downloads (sphinx-
-gallery, the zh edition's translation at priority 500, the page notebooks),
-this extension rewrites, at priority 800, every ``*.ipynb`` and ``*.py`` under
-``<outdir>/_downloads/`` and ``<outdir>/notebooks/``:
+gallery, ``zhdownloads`` at priority 500, the page notebooks),
+:func:`rewrite_downloads` (``build-finished``, priority 800) rewrites every
+``*.ipynb`` and ``*.py`` under ``<outdir>/_downloads/`` and
+``<outdir>/notebooks/``:
 
 * a notebook gets, after its title, a Markdown cell saying why, and a first
   code cell ``%pip install "autograd-notes[plot] @ <wheel URL>"`` (without
@@ -272,6 +273,6 @@ def rewrite_downloads(app: Sphinx, exception: Exception | None) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.setup_extension("sitewheel")
-    # After the zh downloads (translation, 500) and the page notebooks (500).
+    # After the zh downloads (zhdownloads, 500) and the page notebooks (500).
     app.connect("build-finished", rewrite_downloads, priority=800)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,32 +1,34 @@
 """PyTorch names link to PyTorch's documentation, in prose and in code.
 
-``conf.py`` gives intersphinx the inventory of the running torch's
-documentation (``docs/inventories/``, a local file). This extension does the
-rest:
+``conf.py`` gives intersphinx (which this extension sets up) the inventory
+of the running torch's documentation (``docs/inventories/``, a local file).
+This extension does the rest:
 
 * **Prose references under a re-exported name.** PyTorch documents some
   objects under another name than the one readers write:
   ``torch.nn.Parameter`` is documented as ``torch.nn.parameter.Parameter``,
   ``torch.set_grad_enabled`` as ``torch.autograd.grad_mode.set_grad_enabled``.
-  A Python reference intersphinx did not find is looked up again under the
+  A Python reference intersphinx did not find is looked up again
+  (:func:`missing_reference`, a ``missing-reference`` handler) under the
   name the running torch gives the object (``__module__.__qualname__``), and
   a bare ``Tensor``/``Module``/... in a docstring's types under ``torch.`` and
   ``torch.nn.``. A name found in neither stays unresolved, so nitpicky mode
   fails the build on it.
-* **Code spans in prose.** An inline code span that is just a PyTorch name,
-  or a call of one (`` `torch.no_grad()` ``, `` `nn.Linear(4, 2)` ``,
-  `` `Tensor.backward()` ``), links to that name's page like a reference
-  would. ``nn.``, ``F.`` and ``Tensor.`` are read as the site's code writes
-  them: ``torch.nn.``, ``torch.nn.functional.``, ``torch.Tensor.``. Spans in
-  headings, links and signatures stay as they are.
-* **Code on every page that is not a tutorial.** sphinx-gallery links the
-  names in the tutorials' code through the py domain and intersphinx. The
-  same is done here for the other pages' Python code: myst-nb's code cells,
-  code blocks and ``>>>`` examples (docstrings' too). Every name the page's
-  code imports or uses (``torch.autograd.grad``, ``nn.Linear``,
-  ``F.mse_loss``) is resolved the way sphinx-gallery resolves it, and the
-  block is rendered with the links, with sphinx-gallery's own machinery
-  (version pinned in ``constraints.txt``).
+* **Code spans in prose** (:class:`ProseCodeLinks`). An inline code span that
+  is just a PyTorch name, or a call of one (`` `torch.no_grad()` ``,
+  `` `nn.Linear(4, 2)` ``, `` `Tensor.backward()` ``), links to that name's
+  page like a reference would. ``nn.``, ``F.`` and ``Tensor.`` are read as
+  the site's code writes them: ``torch.nn.``, ``torch.nn.functional.``,
+  ``torch.Tensor.``. Spans in headings, links and signatures stay as they
+  are.
+* **Code on every page that is not a tutorial** (:class:`PageCodeLinks`).
+  sphinx-gallery links the names in the tutorials' code through the py
+  domain and intersphinx. The same is done here for the other pages' Python
+  code: myst-nb's code cells, code blocks and ``>>>`` examples (docstrings'
+  too). Every name the page's code imports or uses (``torch.autograd.grad``,
+  ``nn.Linear``, ``F.mse_loss``) is resolved the way sphinx-gallery resolves
+  it, and the block is rendered with the links, with sphinx-gallery's own
+  machinery (version pinned in ``constraints.txt``).
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 import sitebuild  # noqa: E402
-import translation  # noqa: E402
+import zhdownloads  # noqa: E402
 from codecomments import (  # noqa: E402
     CommentError,
     code_comment,
@@ -327,7 +327,7 @@ def test_every_tutorial_comment_can_be_translated_in_the_download(
     the code is the English code."""
     for script in sorted((ROOT / "gallery").glob("[0-9][0-9]_*.py")):
         source = script.read_text(encoding="utf-8")
-        zh = translation.translate_script(
+        zh = zhdownloads.translate_script(
             source, lambda message: message, comments=lambda m: f"中文{m}"
         )
         english, chinese = tmp_path / "en.py", tmp_path / "zh.py"

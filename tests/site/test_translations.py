@@ -2,7 +2,7 @@
 
 * Every page has a catalog and every catalog passes ``check_catalogs.py``.
 * The term list parses, and the checks it drives flag what they should.
-* ``translation.py`` rewrites a tutorial's text cells and keeps its code.
+* ``zhdownloads.py`` rewrites a tutorial's text cells and keeps its code.
 * (slow) In a throw-away site: a translation goes stale when its English
   changes, and the zh build then fails, naming the message and the page,
   until the catalog is updated and the message translated again.
@@ -30,12 +30,12 @@ LOCALE = DOCS / "locale"
 CATALOGS = LOCALE / "zh_CN" / "LC_MESSAGES"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
-# The minimal site of test_strict_build.py, and translation.py as conf.py
+# The minimal site of test_strict_build.py, and zhdownloads.py as conf.py
 # loads it (docs/_ext on sys.path).
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(DOCS / "_ext"))
 import sitebuild  # noqa: E402
-import translation  # noqa: E402
+import zhdownloads  # noqa: E402
 
 
 def _load(path: Path) -> ModuleType:
@@ -565,7 +565,7 @@ def test_fix_spacing_rewrites_a_catalog(tmp_path: Path) -> None:
     assert check_catalogs.check(list(written.values())) == []
 
 
-# -- translation.py: the translated .py download ------------------------------
+# -- zhdownloads.py: the translated .py download ------------------------------
 
 # As in gallery/: the docstring escapes its backslashes (``\\top`` in the file
 # is ``\top`` to Python, and in the catalogs); comments do not.
@@ -662,10 +662,10 @@ def blocks(source: str, tmp_path: Path, name: str) -> list[tuple[str, str]]:
 
 
 def test_translate_script_rewrites_text_and_keeps_code(tmp_path: Path) -> None:
-    result = translation.translate_script(SCRIPT, CHINESE.__getitem__)
+    result = zhdownloads.translate_script(SCRIPT, CHINESE.__getitem__)
     assert result == EXPECTED
     # Headings are underlined to their width: a Chinese character takes two.
-    assert translation._width("向量-雅可比积") == 13
+    assert zhdownloads._width("向量-雅可比积") == 13
     # It is still Python, its docstring is the translated reST (one backslash),
     # and the code is the English code.
     docstring = ast.get_docstring(ast.parse(result), clean=False)
@@ -686,28 +686,28 @@ def test_translate_rst_wraps_chinese_without_breaking_markup() -> None:
     english = "Gradients accumulate.\nCall it twice and they add up."
     chinese = "梯度会累加到 ``.grad`` 中，" * 6 + "调用两次就相加。"
     lookup = {"Gradients accumulate. Call it twice and they add up.": chinese}
-    lines = translation.translate_rst(english, lookup.__getitem__, 40).split("\n")
+    lines = zhdownloads.translate_rst(english, lookup.__getitem__, 40).split("\n")
     assert len(lines) > 1
     # A closing mark never starts a line: it may stick out past the width.
-    assert all(translation._width(line.rstrip("，。")) <= 40 for line in lines)
+    assert all(zhdownloads._width(line.rstrip("，。")) <= 40 for line in lines)
     # Breaks fall at spaces or between characters: nothing is added or lost.
     assert "".join(lines).replace(" ", "") == chinese.replace(" ", "")
     assert all(line.count("``") % 2 == 0 for line in lines)  # markup is whole
     assert not any(line.startswith(("，", "。")) for line in lines)
     # Without a width (the notebook's Markdown), a paragraph stays one line.
-    assert translation.translate_rst(english, lookup.__getitem__) == chinese
+    assert zhdownloads.translate_rst(english, lookup.__getitem__) == chinese
 
 
 def test_translate_rst_without_a_translation_raises() -> None:
     with pytest.raises(KeyError):
-        translation.translate_rst(
+        zhdownloads.translate_rst(
             "Scalars\n-------\n\nNot in the catalog.", {}.__getitem__
         )
 
 
 def test_translate_script_leaves_a_code_only_cell_alone() -> None:
     code_only = '"""\nScalars\n=======\n"""\n\n# %%\nprint(1)\n'
-    result = translation.translate_script(code_only, CHINESE.__getitem__)
+    result = zhdownloads.translate_script(code_only, CHINESE.__getitem__)
     assert result == '"""\n标量\n====\n"""\n\n# %%\nprint(1)\n'
 
 

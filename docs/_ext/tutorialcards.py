@@ -1,0 +1,195 @@
+"""The gallery's tutorial cards: numbered, in the page's language.
+
+sphinx-gallery shows each tutorial on the gallery index as a card (a
+thumbnail, a title, a tooltip), written as raw HTML. Jobs:
+
+* :class:`TranslateThumbnails` (a transform) translates the cards' titles
+  and tooltips from the catalogs on the zh pages; a text without a
+  translation is a warning;
+* :func:`write_cards` (``builder-inited``, after sphinx-gallery has made its
+  thumbnails) draws a thumbnail of its own for each tutorial without a
+  figure: a card with its number and its question (:func:`draw_card`), in
+  the edition's language (deterministic: same text, same PNG);
+* :class:`NumberedCards` (a transform, after the titles are translated)
+  shows those cards, and puts each tutorial's number before its title.
+
+``_static/figures.css`` styles the number.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from catalogs import messages, plain, unmarked
+from docutils import nodes
+from editions import EDITIONS
+from sphinx.application import Sphinx
+from sphinx.transforms import SphinxTransform
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+
+class TranslateThumbnails(SphinxTransform):
+    """The gallery index's thumbnails are raw HTML: translate their text."""
+
+    default_priority = 27
+
+    def apply(self, **kwargs: Any) -> None:
+        if self.config.language == "en" or self.app.builder.name == "gettext":
+            return
+        raws = [
+            n
+            for n in self.document.findall(nodes.raw)
+            if "sphx-glr-thumb" in n.astext()
+        ]
+        if not raws:
+            return
+        by_plain = {plain(k): v for k, v in messages(self.app).items()}
+
+        def translate(match: re.Match[str]) -> str:
+            before, english, after = match.groups()
+            chinese = by_plain.get(plain(html.unescape(english)))
+            if chinese is None:
+                logger.warning(
+                    "untranslated thumbnail text on page %s: %r",
+                    self.env.current_document.docname,
+                    english[:100],
+                    location=raws[0],
+                    type="translation",
+                )
+                return match.group(0)
+            return before + html.escape(unmarked(chinese)) + after
+
+        for raw in raws:
+            text = raw.astext()
+            for pattern in THUMBNAIL_TEXT:
+                text = pattern.sub(translate, text)
+            raw.replace_self(nodes.raw(text, text, format="html"))
+
+
+THUMBNAIL_TEXT = [
+    re.compile(r'(tooltip=")([^"]*)(")'),
+    re.compile(r'(<div class="sphx-glr-thumbnail-title">)(.*?)(</div>)'),
+]
+
+
+# -- Cards: a number on each, and a thumbnail of its own ---------------------
+
+THUMB = re.compile(r"sphx_glr_((\d\d)_\w+?)_thumb\.png$")
+CARDS = "tutorials/images/thumb"
+CARD_COLOURS = ["#dbe7f5", "#c6f0cf", "#fbd38d", "#e9d8fd"]
+
+
+def card_name(stem: str, language: str) -> str:
+    return f"card_{stem}_{language}.png"
+
+
+def _question(app: Sphinx, script: Path) -> str:
+    """The tutorial's title (its question), in the edition's language."""
+    english = script.read_text(encoding="utf-8").split('"""')[1].strip().splitlines()[0]
+    if app.config.language == "en":
+        return unmarked(english)
+    by_plain = {plain(k): v for k, v in messages(app).items()}
+    return unmarked(by_plain.get(plain(english), english))
+
+
+def draw_card(number: str, question: str, language: str) -> bytes:
+    """A thumbnail: the tutorial's number and its question, 800 x 560 px."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(4.0, 2.8), dpi=200)
+    fig.set_facecolor(CARD_COLOURS[int(number) % len(CARD_COLOURS)])
+    fig.text(0.07, 0.88, number, fontsize=30, weight="bold", va="top", color="#1b1f24")
+    wrap = textwrap.wrap if language == "en" else _cjk_wrap
+    lines = wrap(question, 26)  # _cjk_wrap counts a wide character as two
+    fig.text(
+        0.07,
+        0.42,
+        "\n".join(lines[:4]),
+        fontsize=14,
+        va="center",
+        color="#1b1f24",
+        family=["DejaVu Sans", "Noto Sans CJK SC", "Noto Sans CJK JP"],
+        linespacing=1.3,
+    )
+    out = io.BytesIO()
+    fig.savefig(out, format="png", metadata={"Software": None})
+    return out.getvalue()
+
+
+def _cjk_wrap(text: str, width: int) -> list[str]:
+    """Lines of at most ``width`` columns (a wide character takes two)."""
+    lines, line, used = [], "", 0
+    for ch in text:
+        cost = 1 if ord(ch) < 0x2E80 else 2
+        if used + cost > width:
+            lines.append(line)
+            line, used = "", 0
+        line += ch
+        used += cost
+    return [*lines, line] if line else lines
+
+
+def write_cards(app: Sphinx) -> None:
+    """A card for each tutorial without a figure of its own (after the gallery)."""
+    if app.builder.name == "gettext":
+        return
+    language = app.config.language if app.config.language in EDITIONS else "en"
+    images = Path(app.srcdir, "tutorials", "images")
+    (images / "thumb").mkdir(parents=True, exist_ok=True)
+    (gallery,) = app.config.sphinx_gallery_conf["examples_dirs"]
+    for script in sorted(Path(app.srcdir, gallery).glob("[0-9][0-9]_*.py")):
+        stem = script.stem
+        if (images / f"sphx_glr_{stem}_001.png").exists():
+            continue  # its own first figure is its thumbnail
+        target = images / "thumb" / card_name(stem, language)
+        data = draw_card(stem[:2], _question(app, script), language)
+        if not target.exists() or target.read_bytes() != data:
+            target.write_bytes(data)
+
+
+class NumberedCards(SphinxTransform):
+    """Each tutorial card: its number, and its own card for a thumbnail."""
+
+    default_priority = 28  # after TranslateThumbnails (27)
+
+    def apply(self, **kwargs: Any) -> None:
+        if self.app.builder.name == "gettext":
+            return
+        language = self.config.language if self.config.language in EDITIONS else "en"
+        number = None
+        found = self.document.findall(lambda n: isinstance(n, nodes.image | nodes.raw))
+        for node in list(found):
+            if isinstance(node, nodes.image):
+                match = THUMB.search(node["uri"])
+                if match is None:
+                    continue
+                stem, number = match.groups()
+                card = Path(self.env.srcdir, CARDS, card_name(stem, language))
+                if card.exists():
+                    node["uri"] = f"/{CARDS}/{card.name}"
+                continue
+            text = node.astext()
+            if number is None or "sphx-glr-thumbnail-title" not in text:
+                continue
+            text = text.replace(
+                '<div class="sphx-glr-thumbnail-title">',
+                '<div class="sphx-glr-thumbnail-title">'
+                f'<span class="card-number">{number}</span> ',
+                1,
+            )
+            node.replace_self(nodes.raw(text, text, format="html"))
+            number = None
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_transform(TranslateThumbnails)
+    app.add_transform(NumberedCards)
+    app.connect("builder-inited", write_cards, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
