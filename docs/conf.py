@@ -169,6 +169,14 @@ nb_execution_show_tb = True
 # publishing it. Pages that expect a warning catch it and print it.
 nb_output_stderr = "error"
 nb_merge_streams = True
+# myst-nb merges a cell's stream chunks by stripping each one's end, so a
+# line break that starts a chunk turns into a blank line: what a page shows
+# would depend on when the kernel flushed. The kernel flushes a cell's output
+# once, when the cell ends or displays something (see the kernel spec below).
+STREAMS_AT_CELL_END = (
+    "--IPKernelApp.exec_lines="
+    "import sys; sys.stdout.flush_interval = sys.stderr.flush_interval = 1e9"
+)
 
 
 # -- A quiet build: progress and the result, nothing that reads as a warning ---
@@ -186,6 +194,8 @@ def _quiet_build() -> None:
       this Python, whose application logs errors only. What a cell writes to
       stderr still fails the build (``nb_output_stderr``); a kernel that
       cannot start still fails it too.
+    * The same kernel spec makes each cell's output one stream chunk
+      (``STREAMS_AT_CELL_END``), so two builds print identical pages.
     """
     import json
     import logging
@@ -200,7 +210,7 @@ def _quiet_build() -> None:
     spec = kernels / "kernels" / "python3" / "kernel.json"
     from figures import KERNEL_ARGS  # 2x figures, described graph drawings
 
-    argv = ["--IPKernelApp.log_level=ERROR", *KERNEL_ARGS]
+    argv = ["--IPKernelApp.log_level=ERROR", STREAMS_AT_CELL_END, *KERNEL_ARGS]
     text = json.dumps(get_kernel_dict(argv), indent=1)
     if not spec.exists() or spec.read_text() != text:
         spec.parent.mkdir(parents=True, exist_ok=True)

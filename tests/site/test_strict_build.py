@@ -47,6 +47,18 @@ def test_baseline_builds_then_rebuilds_without_executing(site: Path) -> None:
     assert "Executing" not in second.stdout
 
 
+def test_a_page_prints_the_same_however_the_kernel_flushed(site: Path) -> None:
+    # print() writes its text and its line break separately; when the kernel
+    # flushes between the two, myst-nb's merge of the chunks made a blank line.
+    page = site / "docs" / "page.md"
+    cell = 'import time\nprint("first", end="")\ntime.sleep(0.5)\nprint("\\nsecond")\n'
+    page.write_text(GOOD_PAGE.replace("print(1 + 1)\n", cell))
+    result = build(site)
+    assert result.returncode == 0, result.stdout + result.stderr
+    html = (site / "docs/_build/html/page.html").read_text()
+    assert re.search(r"first\nsecond\n</pre>", html), html
+
+
 # `nox -s docs` runs the scripts in worker processes (``-j auto`` and
 # sphinx-gallery's "parallel"); the checks must hold there as in one process.
 JOBS = pytest.mark.parametrize("jobs", ["1", "2"], ids=["serial", "parallel"])
