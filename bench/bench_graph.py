@@ -11,7 +11,13 @@ prints a table with PASS/MISS beside each target and asserts nothing:
    1M steps. Target: each 10x more nodes costs at most 12x more time.
 3. The collapsed text of the 1M chain (``format_graph``, two lines) against
    the walk alone (``walk_graph``). Target: under 1.5x.
-4. A measured fact, not a target: ``torchviz.make_dot`` recurses once per
+4. Freeing a walked 1M chain (``_release``): the nodes the package still
+   holds right after ``del`` (target: 0); the slowest ``format_graph`` of a
+   2,000-step chain in the second after that ``del`` against the same on an
+   idle package (target: at most 2x, so nothing stalls it); the ``del`` against
+   dropping a chain no one walked (torch's own cost, printed, no target);
+   and the first walk, which marks every node, against a second one.
+5. A measured fact, not a target: ``torchviz.make_dot`` recurses once per
    node, so a 1,000-step chain already raises ``RecursionError``.
 
 Times are medians of several runs of ``time.perf_counter``, each after a
@@ -30,6 +36,7 @@ from collections.abc import Callable
 
 import torch
 
+from autograd_notes import _release
 from autograd_notes.graph import (
     format_graph,
     free_graph,
@@ -141,6 +148,72 @@ def collapsed_vs_walk(root: torch.Tensor) -> None:
     )
 
 
+def seconds(func: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    func()
+    return time.perf_counter() - start
+
+
+def slowest_in_a_second(func: Callable[[], object]) -> float:
+    """The slowest of the calls to ``func`` made in one second (at least one)."""
+    end = time.perf_counter() + 1.0
+    slowest = seconds(func)
+    while time.perf_counter() < end:
+        slowest = max(slowest, seconds(func))
+    return slowest
+
+
+def freeing(steps: int = 1_000_000, small: int = 2_000, repeats: int = 3) -> None:
+    """Drop a walked 1M chain: what stays held, and what the drop costs."""
+    probe = [chain(small)]
+    format_graph(probe[0])
+    base = _release.held_count()  # the small chain's nodes, walked
+    rows: dict[str, list[float]] = {}
+
+    def timed(name: str, func: Callable[[], object]) -> None:
+        rows.setdefault(name, []).append(seconds(func))
+
+    def text() -> None:
+        format_graph(probe[0])
+
+    held = []
+    for _ in range(repeats):
+        gc.collect()
+        rows.setdefault("idle", []).append(slowest_in_a_second(text))
+        big = [chain(steps)]
+        timed("first walk (marks)", lambda b=big: walk_graph(b[0]))
+        timed("second walk", lambda b=big: walk_graph(b[0]))
+        timed("del, walked", big.clear)
+        held.append(_release.held_count() - base)
+        rows.setdefault("after", []).append(slowest_in_a_second(text))
+        plain = [chain(steps)]
+        timed("del, never walked", plain.clear)
+    t = {name: statistics.median(values) for name, values in rows.items()}
+    print(f"\nfreeing a walked {steps:,}-step chain (medians of {repeats}, wall)")
+    print(
+        f"  nodes still held right after del   {max(held):>9,}   target 0   "
+        f"{verdict(max(held) == 0)}"
+    )
+    stall = t["after"] / t["idle"]
+    print(
+        f"  format_graph of a {small:,}-step chain, slowest call in one second:\n"
+        f"    idle package {t['idle'] * 1e3:.1f} ms, right after the del "
+        f"{t['after'] * 1e3:.1f} ms   ratio {stall:.2f}x   target <= 2x   "
+        f"{verdict(stall <= 2)}"
+    )
+    print(
+        f"  del: walked {t['del, walked']:.2f} s, never walked "
+        f"{t['del, never walked']:.2f} s (torch's own cost)   ratio "
+        f"{t['del, walked'] / t['del, never walked']:.2f}x"
+    )
+    print(
+        f"  walk_graph: first (marks) {t['first walk (marks)']:.2f} s, second "
+        f"{t['second walk']:.2f} s   ratio "
+        f"{t['first walk (marks)'] / t['second walk']:.2f}x"
+    )
+    free_graph(probe.pop())
+
+
 def torchviz_on_a_chain(steps: int = 1_000) -> None:
     holder = [chain(steps)]
     try:
@@ -210,6 +283,7 @@ def main() -> None:
     compare_with_torchviz()
     scaling()
     grouping_by_module()
+    freeing()
     torchviz_on_a_chain()
 
 

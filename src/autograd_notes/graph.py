@@ -31,8 +31,8 @@ Deep graphs and PyTorch 2.13+: once Python has seen a node, freeing the graph
 recurses once per node in C and crashes the interpreter for graphs tens of
 thousands of nodes deep (see the docs page "Known PyTorch issue: freeing a
 deep graph crashes"). So after walking a graph of 1,000 nodes or more, these
-functions keep every node alive until nothing else uses it, then free the
-nodes one at a time from a background thread. Dropping the tensor afterwards
+functions hold each node's inputs for as long as the node lives, so the
+``del`` that drops the tensor frees the nodes one at a time (no thread). It
 is safe, and :func:`.free_graph` frees a graph right away.
 
 matplotlib and networkx (``pip install matplotlib networkx``) and the
