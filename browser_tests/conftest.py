@@ -29,6 +29,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import views
 import webcheck
 
 if TYPE_CHECKING:
@@ -243,6 +244,15 @@ API_PAGES = frozenset(
 def page_checks(browser: Browser, base_url: str) -> webcheck.PageChecks:
     """Every per-page check, from one load of each page (see PageChecks)."""
     return webcheck.PageChecks(browser, base_url, VIEWPORT, api_pages=API_PAGES)
+
+
+@pytest.fixture(scope="session")
+def page_views(browser: Browser, base_url: str) -> Iterator[views.PageViews]:
+    """Every page at a phone's and a desktop's width, one load each, for the
+    layout and the picture checks (see PageViews)."""
+    found = views.PageViews(browser, base_url)
+    yield found
+    found.close()
 
 
 @pytest.fixture
