@@ -16,6 +16,7 @@ Nothing here asserts: the tests judge the measurements.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import webcheck
@@ -202,7 +203,13 @@ def sized_context(browser: Browser, size: str) -> BrowserContext:
 class PageViews:
     """Each page of the site at each width (``"phone"``, ``"desktop"``), loaded
     once on the first request and kept for the session: the four layout tests
-    and the picture test of one page and width read one view."""
+    and the picture test of one page and width read one view.
+
+    A page already loaded elsewhere in a context like :func:`sized_context`'s
+    can hand its view over with :meth:`keep` (``PageChecks`` does, for the
+    desktop: its context is a 1280 x 800 window in the light scheme too), so
+    that the page is not loaded again for it.
+    """
 
     def __init__(self, browser: Browser, base: str) -> None:
         self.browser = browser
@@ -215,6 +222,15 @@ class PageViews:
             self.contexts[size] = sized_context(self.browser, size)
         return self.contexts[size]
 
+    @staticmethod
+    def measure(page: Page, visit: webcheck.Visit, size: str) -> dict[str, Any]:
+        """The view of the loaded ``page`` at ``size``."""
+        return {
+            "layout": layout(page, WIDTHS[size]),
+            "pictures": pictures(page),
+            "load": visit.problems(),
+        }
+
     def __call__(self, edition: str, path: str, size: str) -> dict[str, Any]:
         """``{"load": [...], "layout": {...}, "pictures": [...]}`` of page
         ``path`` of ``edition`` at ``size``."""
@@ -223,14 +239,22 @@ class PageViews:
             url = webcheck.page_url(self.base, edition, path)
             page, visit = webcheck.open_page(self.context(size), url)
             try:
-                self.views[key] = {
-                    "layout": layout(page, WIDTHS[size]),
-                    "pictures": pictures(page),
-                    "load": visit.problems(),
-                }
+                self.views[key] = self.measure(page, visit, size)
             finally:
                 page.close()
         return self.views[key]
+
+    def keep(
+        self, edition: str, path: str, size: str, page: Page, visit: webcheck.Visit
+    ) -> None:
+        """Measure and keep the view of a page loaded elsewhere, in a context
+        like ``sized_context(browser, size)``'s. If measuring it fails, nothing
+        is kept: the first request loads the page anew, and its test reports
+        the failure."""
+        key = (edition, path, size)
+        if key not in self.views:
+            with contextlib.suppress(Exception):  # reported by its own load
+                self.views[key] = self.measure(page, visit, size)
 
     def close(self) -> None:
         for context in self.contexts.values():
