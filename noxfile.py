@@ -90,10 +90,14 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def browser(session: nox.Session) -> None:
-    """Build both editions, serve them on 127.0.0.1, check them in Chromium."""
+    """Build both editions and their PDFs and check the PDFs (all of `nox -s pdf`),
+    then serve the site on 127.0.0.1 and check it in Chromium."""
     install(session, "-e", ".[docs,browser,pdf]")
     session.run("python", "docs/build.py")
     session.run("python", "docs/pdf.py")  # the pages link the PDFs
+    # What `nox -s pdf` checks, on the PDFs just printed: CI runs this session
+    # only, so the site is built and printed once in this environment, not twice.
+    session.run("pytest", "tests/site/test_pdf.py")
     session.run("pytest", "browser_tests", *session.posargs)
 
 

@@ -29,14 +29,17 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import views
 import webcheck
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, BrowserContext
+    from playwright.sync_api import Browser, BrowserContext, Page
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE_ENV = "AUTOGRAD_NOTES_SITE"
-VIEWPORT = {"width": 1280, "height": 800}
+# A desktop window: the size of the desktop view of views.py, so that the
+# load of a page for its per-page checks gives that view too.
+VIEWPORT = {"width": views.WIDTHS["desktop"], "height": views.HEIGHTS["desktop"]}
 
 site_key = pytest.StashKey[Path]()
 artifacts_key = pytest.StashKey[Path]()
@@ -240,9 +243,29 @@ API_PAGES = frozenset(
 
 
 @pytest.fixture(scope="session")
-def page_checks(browser: Browser, base_url: str) -> webcheck.PageChecks:
-    """Every per-page check, from one load of each page (see PageChecks)."""
-    return webcheck.PageChecks(browser, base_url, VIEWPORT, api_pages=API_PAGES)
+def page_checks(
+    browser: Browser, base_url: str, page_views: views.PageViews
+) -> webcheck.PageChecks:
+    """Every per-page check, from one load of each page (see PageChecks). That
+    load, in a light 1280 x 800 window, is also the page's desktop view."""
+
+    def desktop_view(
+        edition: str, path: str, page: Page, visit: webcheck.Visit
+    ) -> None:
+        page_views.keep(edition, path, "desktop", page, visit)
+
+    return webcheck.PageChecks(
+        browser, base_url, VIEWPORT, api_pages=API_PAGES, on_load=desktop_view
+    )
+
+
+@pytest.fixture(scope="session")
+def page_views(browser: Browser, base_url: str) -> Iterator[views.PageViews]:
+    """Every page at a phone's and a desktop's width, one load each, for the
+    layout and the picture checks (see PageViews)."""
+    found = views.PageViews(browser, base_url)
+    yield found
+    found.close()
 
 
 @pytest.fixture

@@ -13,6 +13,10 @@
   share a thumbnail (hashes of the image files; a mini-gallery may show one
   tutorial's card twice); a Chinese card drawn for a tutorial shows Chinese,
   so it differs from the English one.
+
+The pictures are measured by ``views.pictures`` on the one load of each page
+and width that ``test_layout.py`` shares (``views.PageViews``): a phone
+context at 390 px, a desktop window at 1280 px.
 """
 
 from __future__ import annotations
@@ -26,39 +30,15 @@ import pytest
 import webcheck
 from PIL import Image
 from playwright.sync_api import BrowserContext
+from views import WIDTHS, PageViews
 
-WIDTHS = [390, 1280]
+# The width of each view of a page (views.WIDTHS), as the tests' ids name it.
+SIZES = {width: size for size, width in WIDTHS.items()}
 CJK = re.compile(r"[\u4e00-\u9fff]")
 # Alt text that is a file's name: a path, an image file, or sphinx-gallery's
 # default (the script's name: "03 grad fn and the graph").
 PATH_LIKE = re.compile(r"[/\\]|\.(png|svg|jpe?g|gif|webp)$|^\d\d( [a-z0-9]+)+$", re.I)
 GRAPH_ALT = re.compile(r"^(Backward graph: |No backward graph: |计算图：|没有计算图：)")
-
-IMAGES_JS = """() => [...document.querySelectorAll('img')].map((img) => {
-  const box = img.getBoundingClientRect();
-  const link = img.closest('a[href]');
-  const card = img.closest('.sphx-glr-thumbcontainer');
-  const figure = img.closest('.graph-figure') || img.closest('a') || img;
-  const legend = figure.nextElementSibling;
-  return {
-    src: img.src,
-    srcset: img.getAttribute('srcset') || '',
-    alt: img.getAttribute('alt'),
-    hidden: img.getAttribute('aria-hidden') === 'true'
-      || img.getAttribute('role') === 'presentation',
-    width: box.width,
-    right: box.right,
-    visible: box.width > 0 && box.height > 0
-      && getComputedStyle(img).visibility !== 'hidden',
-    link: link ? link.href : null,
-    card: card ? {
-      href: card.querySelector('a') ? card.querySelector('a').href : '',
-      number: (card.querySelector('.card-number') || {}).textContent || '',
-      title: (card.querySelector('.sphx-glr-thumbnail-title') || {}).textContent || '',
-    } : null,
-    legend: legend && legend.matches('p.graph-legend') ? legend.innerText : null,
-  };
-})"""
 
 
 def local_file(site: Path, base_url: str, url: str) -> Path:
@@ -84,20 +64,17 @@ def pixels(path: Path) -> int:
         return int(image.size[0])
 
 
-@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("width", list(SIZES))
 def test_pictures(
-    context: BrowserContext,
+    page_views: PageViews,
     site: Path,
     base_url: str,
-    edition_url: str,
     edition: str,
     page_path: str,
     width: int,
 ):
-    context.set_default_timeout(30_000)
-    page, visit = webcheck.open_page(context, urljoin(edition_url, page_path))
-    page.set_viewport_size({"width": width, "height": 800})
-    images = page.evaluate(IMAGES_JS)
+    view = page_views(edition, page_path, SIZES[width])
+    images = view["pictures"]
     problems = []
     hashes: dict[str, str] = {}  # thumbnail's hash -> its tutorial
     for image in images:
@@ -155,7 +132,7 @@ def test_pictures(
                 ):
                     problems.append(f"{name}: the Chinese card is the English one")
     assert problems == []
-    assert visit.problems() == []
+    assert view["load"] == []
 
 
 def test_cards_are_numbered_in_order(

@@ -1,7 +1,7 @@
 """Every page of both editions fits a phone (390 px) and a desktop (1280 px).
 
-At each width, on every page (:func:`layout_problems`, one load per page and
-width):
+At each width, on every page (``views.layout``, from the one load of each page
+and width that ``test_figures.py`` shares: see ``views.PageViews``):
 
 * ``page``: the document never scrolls sideways (nothing is wider than the
   viewport), and the page does not hide such overflow by clipping ``html`` or
@@ -31,191 +31,10 @@ from typing import Any
 
 import pytest
 import webcheck
-from playwright.sync_api import Browser, BrowserContext, Page
-
-WIDTHS = {"phone": 390, "desktop": 1280}
-HEIGHTS = {"phone": 844, "desktop": 800}
-
-# The article's output blocks: what a page's code printed.
-OUTPUTS = ".sphx-glr-script-out pre, .cell_output pre"
-
-LAYOUT_JS = r"""
-({width, outputs}) => {
-  const found = {page: [], headings: [], tables: [], outputs: []};
-  const doc = document.documentElement;
-  const article = document.querySelector('.bd-article') || document.body;
-  const slack = 1;  // sub-pixel rounding
-  const shown = el => {
-    const r = el.getBoundingClientRect();
-    return r.width > 0 && r.height > 0
-      && getComputedStyle(el).visibility !== 'hidden';
-  };
-  const name = el => {
-    const id = el.id ? '#' + el.id : '';
-    const cls = typeof el.className === 'string' && el.className.trim()
-      ? '.' + el.className.trim().split(/\s+/).slice(0, 2).join('.') : '';
-    const text = (el.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 50);
-    return `<${el.tagName.toLowerCase()}${id}${cls}> "${text}"`;
-  };
-  // The nearest ancestor that scrolls sideways (or clips), below <body>.
-  const scroller = el => {
-    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
-      if (['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(a).overflowX))
-        return a;
-    }
-    return null;
-  };
-  const right = el => el.getBoundingClientRect().right + window.scrollX;
-  const left = el => el.getBoundingClientRect().left + window.scrollX;
-
-  // -- the page
-  const pageWidth = Math.max(doc.scrollWidth, document.body.scrollWidth);
-  found.pageWidth = pageWidth;
-  if (pageWidth > width + slack) {
-    const culprits = [...document.body.querySelectorAll('*')]
-      .filter(el => shown(el) && right(el) > width + slack && !scroller(el)
-        && !(left(el) <= 0 && right(el) >= pageWidth - slack))  // the page's own width
-      .filter((el, _, all) => !all.includes(el.parentElement))
-      .sort((a, b) => right(b) - right(a))
-      .slice(0, 3)
-      .map(el => `${name(el)} reaches ${Math.round(right(el))} px`);
-    found.page.push(
-      `scrolls sideways: ${pageWidth} px wide at ${width} px (${culprits.join('; ')})`);
-  }
-  for (const el of [doc, document.body]) {
-    const overflow = getComputedStyle(el).overflowX;
-    if (overflow === 'hidden' || overflow === 'clip')
-      found.page.push(`<${el.tagName.toLowerCase()}> clips what overflows`
-        + ` (overflow-x: ${overflow})`);
-  }
-
-  // -- headings: the box and every line of its text within the viewport
-  for (const h of article.querySelectorAll('h1, h2, h3, h4, h5, h6')) {
-    if (!shown(h)) continue;
-    const range = document.createRange();
-    range.selectNodeContents(h);
-    const text = range.getBoundingClientRect();
-    const box = h.getBoundingClientRect();
-    const lo = Math.min(box.left, text.left) + window.scrollX;
-    const hi = Math.max(box.right, text.right) + window.scrollX;
-    if (lo < -slack || hi > width + slack)
-      found.headings.push(`${name(h)} spans ${Math.round(lo)}..${Math.round(hi)} px`
-        + ` of a ${width} px viewport`);
-    else if (h.scrollWidth > h.clientWidth + slack || text.right > box.right + slack)
-      found.headings.push(`${name(h)} overflows its box`
-        + ` (${Math.round(text.right - box.left)} px of text`
-        + ` in ${Math.round(box.width)} px)`);
-  }
-
-  // -- tables: fit, or scroll in a box of their own with the cue
-  for (const table of article.querySelectorAll('table')) {
-    if (!shown(table) || table.closest('.sphx-glr-script-out, .cell_output')) continue;
-    const box = scroller(table);
-    const room = box ? box.clientWidth : article.clientWidth;
-    const stacked = table.classList.contains('stacked');
-    if (stacked) {
-      for (const cell of table.querySelectorAll('tbody td')) {
-        if (!cell.textContent.trim()) continue;
-        const label = getComputedStyle(cell, '::before').content;
-        if (!cell.dataset.label || ['none', 'normal', '""'].includes(label))
-          found.tables.push(`${name(table)}: stacked cell ${name(cell)} has no label`);
-      }
-    }
-    if (table.getBoundingClientRect().width <= room + slack
-        && right(table) <= width + slack) continue;  // it fits
-    if (!box || !['auto', 'scroll'].includes(getComputedStyle(box).overflowX)) {
-      const wide = Math.round(table.getBoundingClientRect().width);
-      found.tables.push(`${name(table)} is ${wide} px wide,`
-        + ` in no box of its own that scrolls`);
-      continue;
-    }
-    if (right(box) > width + slack || left(box) < -slack)
-      found.tables.push(`${name(table)}: its scroll box is not within the viewport`);
-    const wrapper = box.closest('.table-scroll');
-    const cue = wrapper && wrapper.querySelector('.table-scroll-cue');
-    if (!wrapper || !wrapper.classList.contains('overflowing') || !cue || !shown(cue)
-        || !cue.textContent.trim())
-      found.tables.push(`${name(table)} scrolls in its box without a visible caption`);
-    const edge = box.scrollLeft > 0 ? '::before' : '::after';
-    const fade = wrapper && getComputedStyle(wrapper, edge);
-    if (!fade || fade.backgroundImage === 'none' || Number(fade.opacity) === 0)
-      found.tables.push(`${name(table)} scrolls in its box without the fade`);
-  }
-
-  // -- outputs: long lines wrap
-  for (const pre of article.querySelectorAll(outputs)) {
-    if (!shown(pre)) continue;
-    if (pre.scrollWidth > pre.clientWidth + slack || right(pre) > width + slack)
-      found.outputs.push(`${name(pre)}: a line is ${pre.scrollWidth} px wide in a`
-        + ` ${pre.clientWidth} px block`);
-  }
-  return found;
-}
-"""
+from playwright.sync_api import Browser
+from views import OUTPUTS, WIDTHS, PageViews, layout, sized_context
 
 CHECKS = ("page", "headings", "tables", "outputs")
-
-
-def layout(page: Page, width: int) -> dict[str, Any]:
-    """The layout report of the loaded ``page`` (``width``: its viewport's)."""
-    result: dict[str, Any] = page.evaluate(
-        LAYOUT_JS, {"width": width, "outputs": OUTPUTS}
-    )
-    return result
-
-
-def new_layout_context(browser: Browser, size: str) -> BrowserContext:
-    """A context like a reader's at ``size``: a phone (touch, the page's
-    ``<meta name="viewport">`` honoured) or a desktop window."""
-    phone = size == "phone"
-    context = browser.new_context(
-        viewport={"width": WIDTHS[size], "height": HEIGHTS[size]},
-        is_mobile=phone,
-        has_touch=phone,
-        device_scale_factor=2 if phone else 1,
-        color_scheme="light",
-    )
-    webcheck.block_external(context)
-    return context
-
-
-class LayoutChecks:
-    """:func:`layout` of every page at every width, one load each, kept for
-    the session (the four tests of a page and width read one report)."""
-
-    def __init__(self, browser: Browser, base: str) -> None:
-        self.browser = browser
-        self.base = base
-        self.contexts: dict[str, BrowserContext] = {}
-        self.reports: dict[tuple[str, str, str], dict[str, Any]] = {}
-
-    def context(self, size: str) -> BrowserContext:
-        if size not in self.contexts:
-            self.contexts[size] = new_layout_context(self.browser, size)
-        return self.contexts[size]
-
-    def __call__(self, edition: str, path: str, size: str) -> dict[str, Any]:
-        key = (edition, path, size)
-        if key not in self.reports:
-            url = webcheck.page_url(self.base, edition, path)
-            page, visit = webcheck.open_page(self.context(size), url)
-            try:
-                self.reports[key] = layout(page, WIDTHS[size])
-                self.reports[key]["load"] = visit.problems()
-            finally:
-                page.close()
-        return self.reports[key]
-
-    def close(self) -> None:
-        for context in self.contexts.values():
-            context.close()
-
-
-@pytest.fixture(scope="session")
-def layout_checks(browser: Browser, base_url: str) -> Iterator[LayoutChecks]:
-    checks = LayoutChecks(browser, base_url)
-    yield checks
-    checks.close()
 
 
 @pytest.fixture(params=list(WIDTHS))
@@ -225,11 +44,12 @@ def size(request: pytest.FixtureRequest) -> str:
 
 @pytest.mark.parametrize("check", CHECKS)
 def test_layout(
-    layout_checks: LayoutChecks, edition: str, page_path: str, size: str, check: str
+    page_views: PageViews, edition: str, page_path: str, size: str, check: str
 ):
-    report = layout_checks(edition, page_path, size)
-    assert report["load"] == [], "\n".join(report["load"])
-    assert report[check] == [], "\n".join(report[check])
+    view = page_views(edition, page_path, size)
+    assert view["load"] == [], "\n".join(view["load"])
+    problems = view["layout"][check]
+    assert problems == [], "\n".join(problems)
 
 
 # -- the checks can fail ---------------------------------------------------------
@@ -324,11 +144,12 @@ def broken_url(broken_layout: Path) -> Iterator[str]:
 
 
 def broken_report(browser: Browser, base: str, path: str, size: str) -> dict[str, Any]:
-    checks = LayoutChecks(browser, base)
+    views = PageViews(browser, base)
     try:
-        return checks("en", path, size)
+        report: dict[str, Any] = views("en", path, size)["layout"]
+        return report
     finally:
-        checks.close()
+        views.close()
 
 
 def test_nowrap_heading_is_found(browser: Browser, broken_url: str):
@@ -371,7 +192,7 @@ def test_wide_table_scrolls_in_its_box_with_the_cue(
     assert any("without the fade" in p for p in bare), bare
 
     # The fade follows the scroll: on the right until the end, then on the left.
-    context = new_layout_context(browser, size)
+    context = sized_context(browser, size)
     try:
         page, visit = webcheck.open_page(
             context, webcheck.page_url(broken_url, "en", path)
@@ -433,7 +254,7 @@ def test_screenshots_at_390(
     """The top of the page, and the first of each kind of element, on a phone."""
     folder = artifacts / "layout"
     folder.mkdir(parents=True, exist_ok=True)
-    context = new_layout_context(browser, "phone")
+    context = sized_context(browser, "phone")
     try:
         page, visit = webcheck.open_page(
             context, webcheck.page_url(base_url, edition, path)

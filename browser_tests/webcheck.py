@@ -1021,10 +1021,13 @@ def check_page(
     path: str,
     *,
     api_pages: frozenset[str] = frozenset(),
+    on_load: Callable[[Page, Visit], None] | None = None,
 ) -> dict[str, list[str]]:
     """Every per-page check of page ``path`` of ``edition`` (``base``: the URL
     of the site's root), from one load of the page in ``context`` (a light
     colour scheme); one list of problems per key of :data:`CHECKS`.
+    ``on_load`` is called with the page as loaded, before any check touches
+    it (to take other measurements from the same load).
 
     What went wrong while the page loaded and settled (``load``);
     ``<html lang>`` (``language``); on a translated edition, the English prose
@@ -1039,6 +1042,8 @@ def check_page(
     page, visit = open_page(context, page_url(base, edition, path))
     page.wait_for_timeout(200)  # late errors from deferred scripts
     report["load"] = visit.problems()
+    if on_load is not None:
+        on_load(page, visit)
 
     declared = page.evaluate("() => document.documentElement.getAttribute('lang')")
     if declared != LANGUAGES[edition]:
@@ -1070,7 +1075,9 @@ class PageChecks:
     """Every per-page check (:func:`check_page`), run once per page of each
     edition, on the first request, and kept for the session: the tests of one
     page (loads cleanly, accessible, language, switcher, Chinese prose) all
-    read one report, so each page loads once for all of them."""
+    read one report, so each page loads once for all of them. ``on_load``
+    (``(edition, page_path, page, visit)``) is given each page as loaded, for
+    other measurements from the same load (``views.PageViews.keep``)."""
 
     def __init__(
         self,
@@ -1079,11 +1086,13 @@ class PageChecks:
         viewport: dict[str, int],
         *,
         api_pages: frozenset[str] = frozenset(),
+        on_load: Callable[[str, str, Page, Visit], None] | None = None,
     ) -> None:
         self.browser = browser
         self.base = base
         self.viewport = viewport
         self.api_pages = api_pages
+        self.on_load = on_load  # (edition, page_path, page, visit), as loaded
         self.reports: dict[tuple[str, str], dict[str, list[str]]] = {}
 
     def _context(self, scheme: str) -> BrowserContext:
@@ -1098,9 +1107,15 @@ class PageChecks:
         key = (edition, page_path)
         if key not in self.reports:
             context = self._context("light")
+            hook = self.on_load and functools.partial(self.on_load, edition, page_path)
             try:
                 self.reports[key] = check_page(
-                    context, self.base, edition, page_path, api_pages=self.api_pages
+                    context,
+                    self.base,
+                    edition,
+                    page_path,
+                    api_pages=self.api_pages,
+                    on_load=hook,
                 )
             except Exception as error:  # every test of the page says so, once
                 stopped = f"the checks of the page stopped: {error!r}"

@@ -1,0 +1,261 @@
+"""One load of each page per width, shared by the layout and picture checks.
+
+``test_layout.py`` and ``test_figures.py`` both look at every page of both
+editions on a phone (390 px) and on a desktop (1280 px). :class:`PageViews`
+loads each (edition, page, width) once, in one browser context per width kept
+for the session, and takes every measurement both files need from that load:
+
+* ``load``: what went wrong while the page loaded (:meth:`webcheck.Visit.problems`);
+* ``layout``: :func:`layout`, what overflows the viewport (read by
+  ``test_layout.py``);
+* ``pictures``: :func:`pictures`, every ``<img>`` as the page shows it
+  (read by ``test_figures.py``).
+
+Nothing here asserts: the tests judge the measurements.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import webcheck
+from playwright.sync_api import Browser, BrowserContext, Page
+
+WIDTHS = {"phone": 390, "desktop": 1280}
+HEIGHTS = {"phone": 844, "desktop": 800}
+
+# The article's output blocks: what a page's code printed.
+OUTPUTS = ".sphx-glr-script-out pre, .cell_output pre"
+
+LAYOUT_JS = r"""
+({width, outputs}) => {
+  const found = {page: [], headings: [], tables: [], outputs: []};
+  const doc = document.documentElement;
+  const article = document.querySelector('.bd-article') || document.body;
+  const slack = 1;  // sub-pixel rounding
+  const shown = el => {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0
+      && getComputedStyle(el).visibility !== 'hidden';
+  };
+  const name = el => {
+    const id = el.id ? '#' + el.id : '';
+    const cls = typeof el.className === 'string' && el.className.trim()
+      ? '.' + el.className.trim().split(/\s+/).slice(0, 2).join('.') : '';
+    const text = (el.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 50);
+    return `<${el.tagName.toLowerCase()}${id}${cls}> "${text}"`;
+  };
+  // The nearest ancestor that scrolls sideways (or clips), below <body>.
+  const scroller = el => {
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      if (['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(a).overflowX))
+        return a;
+    }
+    return null;
+  };
+  const right = el => el.getBoundingClientRect().right + window.scrollX;
+  const left = el => el.getBoundingClientRect().left + window.scrollX;
+
+  // -- the page
+  const pageWidth = Math.max(doc.scrollWidth, document.body.scrollWidth);
+  found.pageWidth = pageWidth;
+  if (pageWidth > width + slack) {
+    const culprits = [...document.body.querySelectorAll('*')]
+      .filter(el => shown(el) && right(el) > width + slack && !scroller(el)
+        && !(left(el) <= 0 && right(el) >= pageWidth - slack))  // the page's own width
+      .filter((el, _, all) => !all.includes(el.parentElement))
+      .sort((a, b) => right(b) - right(a))
+      .slice(0, 3)
+      .map(el => `${name(el)} reaches ${Math.round(right(el))} px`);
+    found.page.push(
+      `scrolls sideways: ${pageWidth} px wide at ${width} px (${culprits.join('; ')})`);
+  }
+  for (const el of [doc, document.body]) {
+    const overflow = getComputedStyle(el).overflowX;
+    if (overflow === 'hidden' || overflow === 'clip')
+      found.page.push(`<${el.tagName.toLowerCase()}> clips what overflows`
+        + ` (overflow-x: ${overflow})`);
+  }
+
+  // -- headings: the box and every line of its text within the viewport
+  for (const h of article.querySelectorAll('h1, h2, h3, h4, h5, h6')) {
+    if (!shown(h)) continue;
+    const range = document.createRange();
+    range.selectNodeContents(h);
+    const text = range.getBoundingClientRect();
+    const box = h.getBoundingClientRect();
+    const lo = Math.min(box.left, text.left) + window.scrollX;
+    const hi = Math.max(box.right, text.right) + window.scrollX;
+    if (lo < -slack || hi > width + slack)
+      found.headings.push(`${name(h)} spans ${Math.round(lo)}..${Math.round(hi)} px`
+        + ` of a ${width} px viewport`);
+    else if (h.scrollWidth > h.clientWidth + slack || text.right > box.right + slack)
+      found.headings.push(`${name(h)} overflows its box`
+        + ` (${Math.round(text.right - box.left)} px of text`
+        + ` in ${Math.round(box.width)} px)`);
+  }
+
+  // -- tables: fit, or scroll in a box of their own with the cue
+  for (const table of article.querySelectorAll('table')) {
+    if (!shown(table) || table.closest('.sphx-glr-script-out, .cell_output')) continue;
+    const box = scroller(table);
+    const room = box ? box.clientWidth : article.clientWidth;
+    const stacked = table.classList.contains('stacked');
+    if (stacked) {
+      for (const cell of table.querySelectorAll('tbody td')) {
+        if (!cell.textContent.trim()) continue;
+        const label = getComputedStyle(cell, '::before').content;
+        if (!cell.dataset.label || ['none', 'normal', '""'].includes(label))
+          found.tables.push(`${name(table)}: stacked cell ${name(cell)} has no label`);
+      }
+    }
+    if (table.getBoundingClientRect().width <= room + slack
+        && right(table) <= width + slack) continue;  // it fits
+    if (!box || !['auto', 'scroll'].includes(getComputedStyle(box).overflowX)) {
+      const wide = Math.round(table.getBoundingClientRect().width);
+      found.tables.push(`${name(table)} is ${wide} px wide,`
+        + ` in no box of its own that scrolls`);
+      continue;
+    }
+    if (right(box) > width + slack || left(box) < -slack)
+      found.tables.push(`${name(table)}: its scroll box is not within the viewport`);
+    const wrapper = box.closest('.table-scroll');
+    const cue = wrapper && wrapper.querySelector('.table-scroll-cue');
+    if (!wrapper || !wrapper.classList.contains('overflowing') || !cue || !shown(cue)
+        || !cue.textContent.trim())
+      found.tables.push(`${name(table)} scrolls in its box without a visible caption`);
+    const edge = box.scrollLeft > 0 ? '::before' : '::after';
+    const fade = wrapper && getComputedStyle(wrapper, edge);
+    if (!fade || fade.backgroundImage === 'none' || Number(fade.opacity) === 0)
+      found.tables.push(`${name(table)} scrolls in its box without the fade`);
+  }
+
+  // -- outputs: long lines wrap
+  for (const pre of article.querySelectorAll(outputs)) {
+    if (!shown(pre)) continue;
+    if (pre.scrollWidth > pre.clientWidth + slack || right(pre) > width + slack)
+      found.outputs.push(`${name(pre)}: a line is ${pre.scrollWidth} px wide in a`
+        + ` ${pre.clientWidth} px block`);
+  }
+  return found;
+}
+"""
+
+
+def layout(page: Page, width: int) -> dict[str, Any]:
+    """The layout report of the loaded ``page`` (``width``: its viewport's)."""
+    result: dict[str, Any] = page.evaluate(
+        LAYOUT_JS, {"width": width, "outputs": OUTPUTS}
+    )
+    return result
+
+
+IMAGES_JS = """() => [...document.querySelectorAll('img')].map((img) => {
+  const box = img.getBoundingClientRect();
+  const link = img.closest('a[href]');
+  const card = img.closest('.sphx-glr-thumbcontainer');
+  const figure = img.closest('.graph-figure') || img.closest('a') || img;
+  const legend = figure.nextElementSibling;
+  return {
+    src: img.src,
+    srcset: img.getAttribute('srcset') || '',
+    alt: img.getAttribute('alt'),
+    hidden: img.getAttribute('aria-hidden') === 'true'
+      || img.getAttribute('role') === 'presentation',
+    width: box.width,
+    right: box.right,
+    visible: box.width > 0 && box.height > 0
+      && getComputedStyle(img).visibility !== 'hidden',
+    link: link ? link.href : null,
+    card: card ? {
+      href: card.querySelector('a') ? card.querySelector('a').href : '',
+      number: (card.querySelector('.card-number') || {}).textContent || '',
+      title: (card.querySelector('.sphx-glr-thumbnail-title') || {}).textContent || '',
+    } : null,
+    legend: legend && legend.matches('p.graph-legend') ? legend.innerText : null,
+  };
+})"""
+
+
+def pictures(page: Page) -> list[dict[str, Any]]:
+    """Every ``<img>`` of the loaded ``page``: its sources, alt text, box,
+    link, card and legend (see :data:`IMAGES_JS`)."""
+    found: list[dict[str, Any]] = page.evaluate(IMAGES_JS)
+    return found
+
+
+def sized_context(browser: Browser, size: str) -> BrowserContext:
+    """A context like a reader's at ``size``: a phone (touch, the page's
+    ``<meta name="viewport">`` honoured) or a desktop window."""
+    phone = size == "phone"
+    context = browser.new_context(
+        viewport={"width": WIDTHS[size], "height": HEIGHTS[size]},
+        is_mobile=phone,
+        has_touch=phone,
+        device_scale_factor=2 if phone else 1,
+        color_scheme="light",
+    )
+    webcheck.block_external(context)
+    return context
+
+
+class PageViews:
+    """Each page of the site at each width (``"phone"``, ``"desktop"``), loaded
+    once on the first request and kept for the session: the four layout tests
+    and the picture test of one page and width read one view.
+
+    A page already loaded elsewhere in a context like :func:`sized_context`'s
+    can hand its view over with :meth:`keep` (``PageChecks`` does, for the
+    desktop: its context is a 1280 x 800 window in the light scheme too), so
+    that the page is not loaded again for it.
+    """
+
+    def __init__(self, browser: Browser, base: str) -> None:
+        self.browser = browser
+        self.base = base
+        self.contexts: dict[str, BrowserContext] = {}
+        self.views: dict[tuple[str, str, str], dict[str, Any]] = {}
+
+    def context(self, size: str) -> BrowserContext:
+        if size not in self.contexts:
+            self.contexts[size] = sized_context(self.browser, size)
+        return self.contexts[size]
+
+    @staticmethod
+    def measure(page: Page, visit: webcheck.Visit, size: str) -> dict[str, Any]:
+        """The view of the loaded ``page`` at ``size``."""
+        return {
+            "layout": layout(page, WIDTHS[size]),
+            "pictures": pictures(page),
+            "load": visit.problems(),
+        }
+
+    def __call__(self, edition: str, path: str, size: str) -> dict[str, Any]:
+        """``{"load": [...], "layout": {...}, "pictures": [...]}`` of page
+        ``path`` of ``edition`` at ``size``."""
+        key = (edition, path, size)
+        if key not in self.views:
+            url = webcheck.page_url(self.base, edition, path)
+            page, visit = webcheck.open_page(self.context(size), url)
+            try:
+                self.views[key] = self.measure(page, visit, size)
+            finally:
+                page.close()
+        return self.views[key]
+
+    def keep(
+        self, edition: str, path: str, size: str, page: Page, visit: webcheck.Visit
+    ) -> None:
+        """Measure and keep the view of a page loaded elsewhere, in a context
+        like ``sized_context(browser, size)``'s. If measuring it fails, nothing
+        is kept: the first request loads the page anew, and its test reports
+        the failure."""
+        key = (edition, path, size)
+        if key not in self.views:
+            with contextlib.suppress(Exception):  # reported by its own load
+                self.views[key] = self.measure(page, visit, size)
+
+    def close(self) -> None:
+        for context in self.contexts.values():
+            context.close()
