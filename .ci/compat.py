@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import venv
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,11 +44,7 @@ def run(cmd: list[str], log: Path, **kwargs: object) -> bool:
 
 
 def make_env(version: str, log: Path) -> Path:
-    """A venv with ``torch==version`` and this package's wheel, built now.
-
-    torch and the test dependencies are installed once per version and pins;
-    the package itself is reinstalled from a fresh wheel on every run.
-    """
+    """A venv with ``torch==version`` and the test dependencies (once per pins)."""
     env = WORK / f"torch-{version}"
     python = env / "bin" / "python"
     pins = env / "constraints.txt"  # the project's pins, except torch
@@ -67,10 +64,14 @@ def make_env(version: str, log: Path) -> Path:
         if not (run(wanted_pkgs, log) or run(wanted_pkgs, log, env=bypass)):
             raise SystemExit(f"could not install torch=={version}; see {log}")
         stamp.write_text(wanted)
-    # A wheel, not an editable install: what a reader gets from pip.
-    if not run([*pip, "--no-deps", "--force-reinstall", str(ROOT)], log):
-        raise SystemExit(f"could not install the package; see {log}")
     return python
+
+
+def install_package(python: Path, log: Path) -> None:
+    """This package from a fresh wheel: what a reader gets from pip."""
+    cmd = [str(python), "-m", "pip", "install", "--quiet", "--no-deps"]
+    if not run([*cmd, "--force-reinstall", str(ROOT)], log):
+        raise SystemExit(f"could not install the package; see {log}")
 
 
 def pytest_counts(python: Path, log: Path, name: str, *args: str) -> str:
@@ -97,11 +98,8 @@ def page_code(page: Path) -> str | None:
     return "\n\n".join(OPTION.sub("", cell) for cell in CELL.findall(text))
 
 
-def check_version(version: str) -> dict[str, str]:
-    log = WORK / f"torch-{version}.log"
-    WORK.mkdir(parents=True, exist_ok=True)
-    log.write_text("")
-    python = make_env(version, log)
+def check_version(python: Path, log: Path) -> dict[str, str]:
+    install_package(python, log)
     package = ["tests/package"]
     results = {
         "package tests": pytest_counts(python, log, "package", *package),
@@ -131,7 +129,15 @@ def check_version(version: str) -> dict[str, str]:
 def main(versions: list[str]) -> int:
     if not versions:
         raise SystemExit("usage: python .ci/compat.py TORCH_VERSION [...]")
-    table = {v: check_version(v) for v in versions}
+    WORK.mkdir(parents=True, exist_ok=True)
+    logs = {v: WORK / f"torch-{v}.log" for v in versions}
+    for log in logs.values():
+        log.write_text("")
+    # All environments are made at once, so the newest torch (a download of
+    # about 3 GB) arrives while the oldest one's checks run.
+    with ThreadPoolExecutor(len(versions)) as pool:
+        envs = {v: pool.submit(make_env, v, logs[v]) for v in versions}
+        table = {v: check_version(envs[v].result(), logs[v]) for v in versions}
     columns = ["package tests", "doctests", "gallery scripts", "pages"]
     print("\n| torch | " + " | ".join(columns) + " |")
     print("|---" * (len(columns) + 1) + "|")

@@ -1,6 +1,7 @@
 """The whole-site PDFs that ``docs/pdf.py`` printed, checked against the site.
 
-Run by ``nox -s pdf`` right after it prints them (``pytest tests/site/test_pdf.py``;
+Run by ``nox -s pdf`` and ``nox -s browser`` right after they print them
+(``pytest tests/site/test_pdf.py``;
 ``nox -s tests`` leaves this file out, as the PDFs do not exist before the
 site is built). A missing PDF fails, never skips. For each edition:
 
