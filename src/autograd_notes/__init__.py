@@ -8,10 +8,10 @@ One idea per module:
   node of the graph;
 * :mod:`autograd_notes.text`, :mod:`autograd_notes.dot` and
   :mod:`autograd_notes.drawing` print, export (Graphviz DOT) and draw the
-  graph: three renderers of one view of it (:mod:`autograd_notes.view`,
+  graph: three renderers of one view of it (``autograd_notes.view``,
   which collapses long chains and groups nodes by module);
-* :mod:`autograd_notes.saved` reads what a node saved for backward without
-  running user code, and :mod:`autograd_notes.labels` says how tensors and
+* ``autograd_notes.saved`` reads what a node saved for backward without
+  running user code, and ``autograd_notes.labels`` says how tensors and
   their names read in every output;
 * :mod:`autograd_notes.masks` builds, checks and applies masks that decide
   which entries of a weight may learn;

@@ -17,17 +17,17 @@ import torch
 from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, type_name
-from autograd_notes.labels import Names, no_graph_text, short_leaf, visible
+from autograd_notes.labels import Names, no_graph_text, visible
 from autograd_notes.saved import saved_values
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.view import (
     build_view,
     check_args,
     entry_parts,
-    is_special,
     label_lines,
+    shows_only_kind,
 )
-from autograd_notes.walk import LEAF, leaf_of, runs_no_user_code
+from autograd_notes.walk import LEAF, runs_no_user_code
 
 __all__ = ["render_dot", "to_dot"]
 
@@ -90,15 +90,8 @@ def _dot_lines(
         kind = view.kinds[i]
         style = _DOT_GROUP if view.group[e] is not None else ""
         alone = simple and view.sizes[e] == 1 and not (outputs and fn in outputs)
-        if alone and not is_special(kind):
+        if alone and shows_only_kind(kind):  # the common case, kept quick
             label = escaped.get(kind) or escaped.setdefault(kind, _dot_escape(kind))
-        elif alone and kind == LEAF:  # a leaf: the other common case
-            label = kind
-            leaf = leaf_of(fn)
-            if leaf is not None:
-                text = short_leaf(leaf, index, ": ")
-                label += "\\n" + _dot_escape(text)
-            style = _DOT_LEAF
         else:
             parts = entry_parts(view, e, index, False)
             lines_ = label_lines(parts, index)

@@ -1,7 +1,7 @@
 """Print the backward graph behind a tensor as an indented tree.
 
 :func:`.format_graph` prints the entries of the view (see
-:mod:`autograd_notes.view`): one line each, numbered ``[0]``, ``[1]``, ... in
+``autograd_notes.view``): one line each, numbered ``[0]``, ``[1]``, ... in
 walk order, a single input on the next line at the same indent, several
 inputs as branches. Every traversal uses an explicit stack, never recursion,
 so a chain of a million steps prints (in two lines, collapsed).

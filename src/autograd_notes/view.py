@@ -322,6 +322,9 @@ def label_lines(parts: Parts, names: Names) -> list[str]:
     return lines
 
 
-def is_special(kind: str) -> bool:
-    """Whether a node of ``kind`` shows more than its kind (a leaf, a region)."""
-    return kind in (LEAF, _COMPILED)
+def shows_only_kind(kind: str) -> bool:
+    """Whether a lone, unnamed node of ``kind`` shows its kind and nothing else.
+
+    Not a leaf (it shows the leaf), not a ``torch.compile`` region (a note).
+    """
+    return kind not in (LEAF, _COMPILED)
