@@ -18,13 +18,13 @@ from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, type_name
 from autograd_notes.labels import Names, no_graph_text, visible
-from autograd_notes.saved import saved_values
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.view import (
     build_view,
     check_args,
     entry_parts,
     label_lines,
+    saved_lines,
     shows_only_kind,
 )
 from autograd_notes.walk import LEAF, runs_no_user_code
@@ -98,9 +98,8 @@ def _dot_lines(
             label = "\\n".join(_dot_escape(line) for line in lines_)
             if kind == LEAF and not style:
                 style = _DOT_LEAF
-        if show_saved and view.group[e] is None:
-            for attr, text in saved_values(fn):
-                label += "\\n" + _dot_escape(f"{attr}: {text}")
+        for line in saved_lines(view, e, show_saved):
+            label += "\\n" + _dot_escape(line)
         if e == 0:
             style = _DOT_ROOT
         if style:

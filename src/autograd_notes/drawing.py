@@ -18,9 +18,14 @@ from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, type_name
 from autograd_notes.labels import Names, short_leaf
-from autograd_notes.saved import saved_values
 from autograd_notes.trace import ModuleTrace
-from autograd_notes.view import build_view, check_args, entry_parts, label_lines
+from autograd_notes.view import (
+    build_view,
+    check_args,
+    entry_parts,
+    label_lines,
+    saved_lines,
+)
 from autograd_notes.walk import runs_no_user_code
 
 if TYPE_CHECKING:
@@ -82,9 +87,7 @@ def _draw_items(
             lines[:2] = [short_leaf(parts.leaf, names)]
         if parts.note and view.group[e] is not None:
             lines[1] = lines[1].strip("()").replace(", ", "\n", 1)
-        if show_saved and view.group[e] is None:
-            fn = view.graph.nodes[view.first[e]]
-            lines += [f"{attr}: {text}" for attr, text in saved_values(fn)]
+        lines += saved_lines(view, e, show_saved)
         labels.append("\n".join(lines))
         if e == 0:
             styles.append("root")
@@ -323,7 +326,7 @@ def draw_graph(
                 gid="edge",
             )
         )
-    ax.set_label(_describe(labels, styles, children))
+    ax.set_label(_describe(labels, styles, edges))
     return figure
 
 
@@ -473,7 +476,9 @@ def _distance(x: float, gap: tuple[float, float]) -> float:
     return max(gap[0] - x, 0.0, x - gap[1])
 
 
-def _describe(labels: list[str], styles: list[str], children: list[list[int]]) -> str:
+def _describe(
+    labels: list[str], styles: list[str], arrows: list[tuple[int, int]]
+) -> str:
     """One paragraph that says what the drawing shows: alt text for the picture.
 
     Its sentences have a fixed shape (the site translates them):
@@ -481,7 +486,6 @@ def _describe(labels: list[str], styles: list[str], children: list[list[int]]) -
     Backward nodes: A, B. Modules: M. Leaves: w, b. Arrows into w: 2.``
     """
     names = [label.split("\n", 1)[0] for label in labels]
-    arrows = [(i, k) for i, kids in enumerate(children) for k in dict.fromkeys(kids)]
     if not arrows:
         return f"No backward graph: only {names[0]}."
     parts = [

@@ -16,9 +16,8 @@ from torch.autograd.graph import Node
 
 from autograd_notes._checks import check_bool
 from autograd_notes.labels import Names, leaf_text, no_graph_text, visible
-from autograd_notes.saved import saved_values
 from autograd_notes.trace import ModuleTrace
-from autograd_notes.view import Parts, build_view, check_args, entry_parts
+from autograd_notes.view import Parts, build_view, check_args, entry_parts, saved_lines
 from autograd_notes.walk import runs_no_user_code
 
 __all__ = ["format_graph"]
@@ -134,8 +133,6 @@ def format_graph(
         return no_graph_text(root, index)
 
     view = build_view(node, index, collapse, modules, depth)
-    kinds = view.kinds
-    nodes = view.graph.nodes
     lines: list[str] = []
     emit = lines.append
     printed = [False] * len(view.first)
@@ -148,15 +145,13 @@ def format_graph(
         if printed[e]:  # a back-reference names the entry, nothing more
             group = view.group[e]
             ref = view.node_id(e) if view.members else str(view.first[e])
-            base = kinds[view.first[e]] if group is None else visible(group)
+            base = view.kinds[view.first[e]] if group is None else visible(group)
             emit(f"{lead}-> [{ref}] {base} (see above)")
             continue
         printed[e] = True
         parts = entry_parts(view, e, index, show_retained)
         emit(f"{lead}[{view.node_id(e)}] " + _text_line(parts, index, grouped))
-        if show_saved and view.group[e] is None:
-            for attr, text in saved_values(nodes[view.first[e]]):
-                emit(f"{under}    {attr}: {text}")
+        lines.extend(f"{under}    {line}" for line in saved_lines(view, e, show_saved))
         kids = view.inputs_of(e)
         if len(kids) == 1:
             stack.append((kids[0], under, under))

@@ -1,20 +1,12 @@
-"""The view: the backward graph as every renderer shows it.
+"""The view: the entries that every renderer shows, and their inputs.
 
-A view is a list of *entries*, each with its inputs. :func:`build_view`
-walks the graph and makes one of three views:
-
-* :func:`plain_view`: one entry per node;
-* :func:`collapse_runs`: a run of three or more nodes of one kind, each the
-  only input of the one before, is one entry with a count, so a chain of a
-  million steps shows as two entries (``collapse=True``);
-* :func:`group_by_module`: with a :class:`.ModuleTrace` and a ``depth``, all
-  nodes of a module are one entry that summarises them.
-
-:func:`entry_parts` says what an entry shows. The three renderers,
-:func:`autograd_notes.format_graph` (text), :func:`autograd_notes.to_dot`
-(DOT) and :func:`autograd_notes.draw_graph` (matplotlib), lay the same
-entries out with the same numbering, and check their shared arguments
-with :func:`check_args`.
+:func:`build_view` walks the graph and makes one entry per node
+(:func:`plain_view`), per run of same-kind nodes (:func:`collapse_runs`,
+``collapse=True``: a million-step chain is two entries) or per module
+(:func:`group_by_module`, with a :class:`.ModuleTrace` and a ``depth``).
+:func:`entry_parts` says what an entry shows. The text, DOT and drawing
+renderers lay out the same entries with the same numbering, and check their
+shared arguments with :func:`check_args`.
 """
 
 from __future__ import annotations
@@ -28,6 +20,7 @@ from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, check_bool, check_torch, type_name
 from autograd_notes.labels import Names, index_names, outputs_text, short_leaf, visible
+from autograd_notes.saved import saved_values
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.walk import LEAF, Graph, as_node, leaf_of, walk
 
@@ -320,6 +313,13 @@ def label_lines(parts: Parts, names: Names) -> list[str]:
     if parts.module:
         lines.append(f"[{parts.module}]")
     return lines
+
+
+def saved_lines(view: View, e: int, show_saved: bool) -> list[str]:
+    """``attr: description`` for what entry ``e`` saved (its first node's)."""
+    if not show_saved or view.group[e] is not None:
+        return []
+    return [f"{a}: {text}" for a, text in saved_values(view.graph.nodes[view.first[e]])]
 
 
 def shows_only_kind(kind: str) -> bool:

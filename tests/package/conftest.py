@@ -13,7 +13,7 @@ from autograd_notes import ModuleTrace, free_graph, track_modules
 from .helpers import CHAIN, Stack, chain
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def million_chain() -> Iterator[list[torch.Tensor]]:
     """``y = y * 1.0001`` a million times, in a list so teardown can free it."""
     holder = [chain(CHAIN)]
