@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import matplotlib.pyplot as plt
 import torch
 
-CHAIN = 1_000_000
+CHAIN = 1_000_000  # steps of the million-node chain
 # format_graph of the `abab` fixture, with its names.
 ABAB_TREE = """\
 [0] SumBackward0  (grad_fn of y)
@@ -20,11 +20,8 @@ ABAB_TREE = """\
 └─ -> [3] AccumulateGrad (see above)"""
 # The functions that read a graph (free_graph changes it).
 READERS = ["walk_graph", "format_graph", "to_dot", "draw_graph", "render_dot"]
-
-
+# The lines of DOT text that declare a node and an edge.
 NODE_LINE = re.compile(r'^  (n\d+) \[label="((?:[^"\\]|\\.)*)"(.*)\];$')
-
-
 EDGE_LINE = re.compile(r"^  (n\d+) -> (n\d+);$")
 
 

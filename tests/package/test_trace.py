@@ -43,8 +43,6 @@ def test_hooks_are_removed_after_tracking(
 # A module: (own op before its children?, own op after?, children, and whether
 # it calls each child twice). A module without children always has an op.
 _Spec = tuple[bool, bool, list[Any], bool]
-
-
 _specs = st.recursive(
     st.tuples(st.just(True), st.booleans(), st.just([]), st.booleans()),
     lambda inner: st.tuples(

@@ -116,14 +116,8 @@ while node is not None:
     seen.append(node)
     node = node.next_functions[0][0] if node.next_functions else None
 """
-
-
 FREE_PLAIN = "del seen\ndel y\nprint('freed')\n"
-
-
 FREE_ROOT_FIRST = "del y\nseen.reverse()\ndel seen\nprint('freed')\n"
-
-
 CRASHES = torch.__version__ >= "2.13"  # older torch freed seen nodes iteratively
 
 
