@@ -1,4 +1,4 @@
-"""Benchmark ``autograd_notes.graph.to_dot`` against torchviz, and its scaling.
+"""Benchmark ``autograd_notes.to_dot`` against torchviz, and its scaling.
 
 Run it as ``python bench/bench_graph.py`` (``bench/run.py`` runs it too). It
 prints a table with PASS/MISS beside each target and asserts nothing:
@@ -36,8 +36,8 @@ from collections.abc import Callable
 
 import torch
 
-from autograd_notes import _release
-from autograd_notes.graph import (
+from autograd_notes import (
+    _release,
     format_graph,
     free_graph,
     to_dot,

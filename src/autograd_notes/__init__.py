@@ -1,16 +1,25 @@
 """Small, strict helpers for studying PyTorch autograd.
 
-Five modules, one idea each:
+One idea per module:
 
-* :mod:`autograd_notes.graph` prints, exports and draws the backward graph
-  behind a tensor.
+* :mod:`autograd_notes.walk` walks the backward graph behind a tensor and
+  frees deep graphs safely;
+* :mod:`autograd_notes.trace` records which module of a model made each
+  node of the graph;
+* :mod:`autograd_notes.text`, :mod:`autograd_notes.dot` and
+  :mod:`autograd_notes.drawing` print, export (Graphviz DOT) and draw the
+  graph: three renderers of one view of it (``autograd_notes.view``,
+  which collapses long chains and groups nodes by module);
+* ``autograd_notes.saved`` reads what a node saved for backward without
+  running user code, and ``autograd_notes.labels`` says how tensors and
+  their names read in every output;
 * :mod:`autograd_notes.masks` builds and checks masks that decide which
-  entries of a weight may learn.
+  entries of a weight may learn;
 * :mod:`autograd_notes.freezing` trains only the entries inside a mask (in
   the forward pass or the gradient), keeps the others frozen through
-  optimizer steps, and reports what moved.
+  optimizer steps, and reports what moved;
 * :mod:`autograd_notes.masked_linear` is a linear layer whose weight is
-  trained only inside a mask, written as a custom ``torch.autograd.Function``.
+  trained only inside a mask, written as a custom ``torch.autograd.Function``;
 * :mod:`autograd_notes.expect` shows an expected error or warning and fails
   when it does not come; the tutorials use it to show what goes wrong.
 
@@ -23,6 +32,7 @@ landing page shows the command that installs it, ``pip install
 networkx, for :func:`.draw_graph`).
 """
 
+from autograd_notes.dot import render_dot, to_dot
 from autograd_notes.drawing import draw_graph
 from autograd_notes.expect import expect_error, expect_warning
 from autograd_notes.freezing import (
@@ -32,15 +42,6 @@ from autograd_notes.freezing import (
     keep_frozen,
     parametrize_mask,
     register_grad_mask,
-)
-from autograd_notes.graph import (
-    ModuleTrace,
-    format_graph,
-    free_graph,
-    render_dot,
-    to_dot,
-    track_modules,
-    walk_graph,
 )
 from autograd_notes.masked_linear import (
     MaskedLinear,
@@ -53,6 +54,9 @@ from autograd_notes.masks import (
     mask_from_indices,
     random_mask,
 )
+from autograd_notes.text import format_graph
+from autograd_notes.trace import ModuleTrace, track_modules
+from autograd_notes.walk import free_graph, walk_graph
 
 __version__ = "0.1.0"
 

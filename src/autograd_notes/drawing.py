@@ -16,22 +16,17 @@ from typing import TYPE_CHECKING, NamedTuple
 import torch
 from torch.autograd.graph import Node
 
-from autograd_notes.graph import (
-    ModuleTrace,
-    _as_node,
-    _check_bool,
-    _check_grouping,
-    _check_torch,
-    _entry_parts,
-    _index_names,
-    _label_lines,
-    _Names,
-    _prepare,
-    _runs_no_user_code,
-    _saved_values,
-    _short_leaf,
-    _type_name,
+from autograd_notes._checks import arg_error, type_name
+from autograd_notes.labels import Names, short_leaf
+from autograd_notes.trace import ModuleTrace
+from autograd_notes.view import (
+    build_view,
+    check_args,
+    entry_parts,
+    label_lines,
+    saved_lines,
 )
+from autograd_notes.walk import runs_no_user_code
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -61,7 +56,7 @@ _ARROW = "#555555"
 def _draw_items(
     root: object,
     node: Node | None,
-    names: _Names,
+    names: Names,
     show_saved: bool,
     collapse: bool,
     modules: ModuleTrace | None,
@@ -70,11 +65,11 @@ def _draw_items(
     """Label, style (root, node, leaf, group) and inputs of each entry."""
     if node is None:
         assert isinstance(root, torch.Tensor)
-        label = _short_leaf(root, names.leaves.get(id(root)))
+        label = short_leaf(root, names)
         if not root.requires_grad:
             label += "\n(no graph)"
         return [label], ["leaf"], [[]]
-    view, kinds = _prepare(root, node, names, collapse, modules, depth)
+    view = build_view(node, names, collapse, modules, depth)
     count = len(view.first)
     if count > _MAX_DRAW_NODES:
         what = "entries after collapsing" if collapse else "nodes"
@@ -86,15 +81,13 @@ def _draw_items(
     labels, styles = [], []
     children = [view.inputs_of(e) for e in range(count)]
     for e in range(count):
-        parts = _entry_parts(view, kinds, e, names, False)
-        lines = _label_lines(parts, names)
+        parts = entry_parts(view, e, names, False)
+        lines = label_lines(parts, names)
         if parts.leaf is not None:  # a leaf box shows the leaf, not the node kind
-            lines[:2] = [_short_leaf(parts.leaf, names.leaves.get(id(parts.leaf)))]
+            lines[:2] = [short_leaf(parts.leaf, names)]
         if parts.note and view.group[e] is not None:
             lines[1] = lines[1].strip("()").replace(", ", "\n", 1)
-        if show_saved and view.group[e] is None:
-            fn = view.graph.nodes[view.first[e]]
-            lines += [f"{attr}: {text}" for attr, text in _saved_values(fn)]
+        lines += saved_lines(view, e, show_saved)
         labels.append("\n".join(lines))
         if e == 0:
             styles.append("root")
@@ -154,7 +147,7 @@ def _layers(children: list[list[int]]) -> dict[int, list[int]]:
     return layers
 
 
-@_runs_no_user_code
+@runs_no_user_code
 def draw_graph(
     root: torch.Tensor | Node,
     *,
@@ -218,13 +211,9 @@ def draw_graph(
     ['SumBackward0', 'MulBackward0', 'w\\n(2,) float32']
     >>> plt.close(fig)
     """
-    node = _as_node(root, "draw_graph")
-    names_index = _index_names(names, "draw_graph")
-    _check_bool(show_saved, "show_saved", "draw_graph")
-    if show_saved:
-        _check_torch("draw_graph", " with show_saved=True")
-    _check_bool(collapse, "collapse", "draw_graph")
-    _check_grouping(modules, depth, "draw_graph")
+    node, names_index = check_args(
+        "draw_graph", root, names, show_saved, collapse, modules, depth
+    )
     try:
         import matplotlib.pyplot as plt
         import networkx  # noqa: F401  (_layers needs it)
@@ -238,10 +227,8 @@ def draw_graph(
             f"draw_graph() needs matplotlib and networkx: {_PLOT_HINT}"
         ) from exc
     if ax is not None and not isinstance(ax, Axes):
-        raise TypeError(
-            "draw_graph() argument 'ax' must be a matplotlib Axes or None, "
-            f"not {_type_name(ax)}"
-        )
+        expected = "a matplotlib Axes or None"
+        raise TypeError(arg_error("draw_graph", "ax", expected, type_name(ax)))
     labels, styles, children = _draw_items(
         root, node, names_index, show_saved, collapse, modules, depth
     )
@@ -339,7 +326,7 @@ def draw_graph(
                 gid="edge",
             )
         )
-    ax.set_label(_describe(labels, styles, children))
+    ax.set_label(_describe(labels, styles, edges))
     return figure
 
 
@@ -489,7 +476,9 @@ def _distance(x: float, gap: tuple[float, float]) -> float:
     return max(gap[0] - x, 0.0, x - gap[1])
 
 
-def _describe(labels: list[str], styles: list[str], children: list[list[int]]) -> str:
+def _describe(
+    labels: list[str], styles: list[str], arrows: list[tuple[int, int]]
+) -> str:
     """One paragraph that says what the drawing shows: alt text for the picture.
 
     Its sentences have a fixed shape (the site translates them):
@@ -497,7 +486,6 @@ def _describe(labels: list[str], styles: list[str], children: list[list[int]]) -
     Backward nodes: A, B. Modules: M. Leaves: w, b. Arrows into w: 2.``
     """
     names = [label.split("\n", 1)[0] for label in labels]
-    arrows = [(i, k) for i, kids in enumerate(children) for k in dict.fromkeys(kids)]
     if not arrows:
         return f"No backward graph: only {names[0]}."
     parts = [

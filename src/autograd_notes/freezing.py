@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 
-def _zero_outside(tensor: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def zero_outside(tensor: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """``tensor`` with exact zeros of its own dtype where ``mask`` is False.
 
     :func:`torch.where`, not a product, which would turn ``inf * 0`` into
@@ -119,7 +119,7 @@ def apply_mask(weight: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     tensor([0, 8])
     """
     bool_mask = as_bool_mask(mask, weight, "apply_mask")
-    return _zero_outside(weight, bool_mask)
+    return zero_outside(weight, bool_mask)
 
 
 class _MaskParametrization(nn.Module):
@@ -132,7 +132,7 @@ class _MaskParametrization(nn.Module):
         self.register_buffer("mask", mask.detach().clone())
 
     def forward(self, weight: torch.Tensor) -> torch.Tensor:
-        return _zero_outside(weight, self.mask)
+        return zero_outside(weight, self.mask)
 
 
 def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Module:
@@ -227,7 +227,7 @@ def _mask_grad(grad: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
         kept = keep[tuple(indices)]  # one row per stored value
         return torch.sparse_coo_tensor(
             indices,
-            _zero_outside(values, kept),
+            zero_outside(values, kept),
             grad.shape,
             is_coalesced=True,
             check_invariants=False,  # the indices of a coalesced tensor, unchanged
@@ -241,7 +241,7 @@ def _mask_grad(grad: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
                 f"one whose gradient is {layout(grad)}",
             )
         )
-    return _zero_outside(grad, keep)
+    return zero_outside(grad, keep)
 
 
 def register_grad_mask(param: torch.Tensor, mask: torch.Tensor) -> RemovableHandle:

@@ -64,7 +64,7 @@ from autograd_notes._checks import (
     check_tensor,
     type_name,
 )
-from autograd_notes.freezing import _zero_outside
+from autograd_notes.freezing import zero_outside
 
 __all__ = ["MaskedLinear", "MaskedLinearFunction", "masked_linear"]
 
@@ -171,7 +171,7 @@ _WORDS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
 def _keep_inside(tensor: Tensor, mask: Tensor, *, in_place: bool = False) -> Tensor:
-    """:func:`_zero_outside`'s values, bit for bit, for the paths autograd skips.
+    """:func:`zero_outside`'s values, bit for bit, for the paths autograd skips.
 
     ``mask`` becomes words as wide as ``tensor``'s entries, all ones where
     it is True and all zeros where False, and ``tensor``'s bits are ANDed
@@ -190,7 +190,7 @@ def _keep_inside(tensor: Tensor, mask: Tensor, *, in_place: bool = False) -> Ten
 
 def _effective_weight(weight: Tensor, mask: Tensor, mode: str) -> Tensor:
     """The weight the forward pass multiplies by: ``W`` or ``W * M``."""
-    return weight if mode == "freeze" else _zero_outside(weight, mask)
+    return weight if mode == "freeze" else zero_outside(weight, mask)
 
 
 def _may_write_in_place() -> bool:
@@ -307,7 +307,7 @@ class MaskedLinearFunction(torch.autograd.Function):
             if needs_input:
                 grad_input = grad_output @ _effective_weight(weight, mask, ctx.mode)
             if needs_weight:
-                grad_weight = _zero_outside(_weight_grad(grad_output, input), mask)
+                grad_weight = zero_outside(_weight_grad(grad_output, input), mask)
         else:
             # The same values with fewer passes over memory: the weight
             # gradient reuses the buffer of W_eff and is masked in place.

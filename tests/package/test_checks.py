@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -55,3 +57,11 @@ def test_check_torch_names_the_version_needed(monkeypatch: pytest.MonkeyPatch) -
         RuntimeError, match=r"f\(\) with x needs torch >= 2\.13; this is torch 2\.9\.1"
     ):
         _checks.check_torch("f", " with x")
+
+
+def test_the_floor_is_pyprojects() -> None:
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    deps = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    assert f"torch>={_checks.TORCH_FLOOR}" in deps["dependencies"]

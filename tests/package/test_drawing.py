@@ -1,13 +1,16 @@
-"""draw_graph routes every arrow around the boxes it does not join.
+"""Tests for autograd_notes.drawing: boxes, layers, legend, and routed arrows.
 
-The property: for random autograd graphs, no segment of an arrow (its line
-or its head) touches a box other than the two it joins, every edge of the
-graph is drawn once, and no two boxes overlap. Tutorial 03's graph, whose
+draw_graph routes every arrow around the boxes it does not join. The
+property: for random autograd graphs, no segment of an arrow (its line or its
+head) touches a box other than the two it joins, every edge of the graph is
+drawn once, and no two boxes overlap. Tutorial 03's graph, whose
 ``PowBackward0 -> w`` edge used to cross two boxes, is checked by name.
 """
 
 from __future__ import annotations
 
+import io
+import sys
 from collections.abc import Iterator
 from itertools import pairwise
 
@@ -20,6 +23,8 @@ from matplotlib.figure import Figure
 from matplotlib.path import Path
 
 from autograd_notes import draw_graph, walk_graph
+
+from .helpers import chain
 
 matplotlib.use("agg")
 import matplotlib.pyplot as plt
@@ -190,3 +195,87 @@ def test_tutorial_03_graph() -> None:
     assert description.startswith("Backward graph: 11 arrows")
     assert "Leaves: w, b." in description
     assert "Arrows into w: 2." in description
+
+
+def boxes(fig: Figure) -> list[tuple[str, float, str]]:
+    """(label, y, fill colour) of each node box drawn."""
+    found = []
+    for text in fig.axes[0].texts:
+        patch = text.get_bbox_patch()
+        if text.get_text() and patch is not None:
+            colour = "#{:02x}{:02x}{:02x}".format(
+                *(round(255 * c) for c in patch.get_facecolor()[:3])
+            )
+            found.append((text.get_text(), text.get_position()[1], colour))
+    return found
+
+
+def test_draw_graph_draws_each_node_once_in_layers(
+    abab: dict[str, torch.Tensor],
+) -> None:
+    fig = draw_graph(abab["y"], names=abab)
+    assert isinstance(fig, Figure)
+    drawn = boxes(fig)
+    assert [label for label, _, _ in drawn] == [
+        "SumBackward0\n(grad_fn of y)",
+        "AddBackward0",
+        "MulBackward0",
+        "a\n(2,) float32",
+        "b\n(2,) float32",
+    ]
+    ys = [y for _, y, _ in drawn]
+    assert ys[0] > ys[1] > ys[2] > ys[3] == ys[4]  # root on top, leaves at the bottom
+    colours = [colour for _, _, colour in drawn]
+    assert colours[1] == colours[2]
+    assert len({colours[0], colours[1], colours[3]}) == 3  # root, node, leaf differ
+    assert colours[3] == colours[4]
+    arrows = [p for p in fig.axes[0].patches if p.get_gid() == "edge"]
+    assert len(arrows) == 5  # Sum->Add, Add->Mul, Add->a, Mul->a, Mul->b
+    legend = fig.axes[0].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "root",
+        "backward node",
+        "leaf (AccumulateGrad)",
+    ]
+    fig.savefig(io.BytesIO(), format="png")
+
+
+def test_draw_graph_is_deterministic(abab: dict[str, torch.Tensor]) -> None:
+    first = boxes(draw_graph(abab["y"], names=abab))
+    second = boxes(draw_graph(abab["y"], names=abab))
+    assert first == second
+
+
+def test_draw_graph_into_given_axes(abab: dict[str, torch.Tensor]) -> None:
+    fig, (left, right) = plt.subplots(1, 2)
+    assert draw_graph(abab["y"], ax=right) is fig
+    assert len(left.texts) == 0
+    assert sum(1 for t in right.texts if t.get_text()) == 5
+
+
+def test_draw_graph_of_a_tensor_without_graph(abab: dict[str, torch.Tensor]) -> None:
+    fig = draw_graph(abab["a"], names=abab)
+    assert [label for label, _, _ in boxes(fig)] == ["a\n(2,) float32"]
+
+
+def test_draw_graph_refuses_large_graphs() -> None:
+    with pytest.raises(
+        ValueError, match=r"at most 200 nodes .* has 252 nodes; use format_graph"
+    ):
+        draw_graph(chain(251), collapse=False)
+    assert plt.get_fignums() == []
+
+
+def test_draw_graph_rejects_a_bad_ax(abab: dict[str, torch.Tensor]) -> None:
+    with pytest.raises(
+        TypeError, match=r"argument 'ax' must be a matplotlib Axes .* not str"
+    ):
+        draw_graph(abab["y"], ax="left")  # type: ignore[arg-type]
+
+
+def test_draw_graph_without_networkx_says_what_to_install(
+    abab: dict[str, torch.Tensor], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "networkx", None)
+    with pytest.raises(ImportError, match=r"pip install matplotlib networkx"):
+        draw_graph(abab["y"])

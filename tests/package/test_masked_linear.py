@@ -1237,14 +1237,14 @@ def test_in_place_and_out_of_place_backward_agree(mode: str, needs_input: bool) 
 )
 def test_the_fast_masking_is_torch_where_bit_for_bit(dtype: torch.dtype) -> None:
     """The AND of the bits that forward and backward use without autograd."""
-    from autograd_notes.freezing import _zero_outside
+    from autograd_notes.freezing import zero_outside
     from autograd_notes.masked_linear import _keep_inside
 
     special = [1.5, -0.0, math.inf, -math.inf, math.nan, -2.0]
     t = torch.tensor(special * 2).to(dtype)
     m = torch.tensor([True] * 6 + [False] * 6)
     word = {2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
-    want = _zero_outside(t, m).view(word)
+    want = zero_outside(t, m).view(word)
     assert torch.equal(_keep_inside(t, m).view(word), want)
     assert torch.equal(_keep_inside(t.clone(), m, in_place=True).view(word), want)
 

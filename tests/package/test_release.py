@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograd_notes import _release
-from autograd_notes.graph import format_graph, free_graph, walk_graph
+from autograd_notes import _release, format_graph, free_graph, walk_graph
 
 CALLS = {
     "walk_graph": "walk_graph(y)",

@@ -1,0 +1,292 @@
+"""Write the backward graph behind a tensor as Graphviz DOT, or render it.
+
+:func:`.to_dot` writes DOT source text and needs nothing but torch; its node
+ids ``n0``, ``n1``, ... follow the entries of
+:func:`autograd_notes.format_graph`. :func:`.render_dot` renders that text
+to an image file with the optional ``graphviz`` package (``pip install
+graphviz``), imported only when it is called.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import torch
+from torch.autograd.graph import Node
+
+from autograd_notes._checks import arg_error, type_name
+from autograd_notes.labels import Names, no_graph_text, visible
+from autograd_notes.trace import ModuleTrace
+from autograd_notes.view import (
+    build_view,
+    check_args,
+    entry_parts,
+    label_lines,
+    saved_lines,
+    shows_only_kind,
+)
+from autograd_notes.walk import LEAF, runs_no_user_code
+
+__all__ = ["render_dot", "to_dot"]
+
+# render_dot refuses more nodes than this, after collapsing: Graphviz's layout
+# time grows faster than linearly (a 200,000-leaf graph ran for minutes).
+_MAX_RENDER_NODES = 2_000
+_DOT_HINT = "pip install graphviz"
+_FORMATS = frozenset(
+    ("bmp", "canon", "cmap", "cmapx", "dot", "dot_json", "eps", "fig", "gif",
+     "gv", "imap", "ismap", "jpe", "jpeg", "jpg", "json", "json0", "pdf", "pic",
+     "plain", "plain-ext", "png", "ps", "ps2", "svg", "svgz", "tif", "tiff", "tk",
+     "vml", "vrml", "wbmp", "webp", "xdot", "xdot_json")
+)  # fmt: skip
+_DOT_HEADER = [
+    "digraph autograd {",
+    "  // Backward graph: edges point the way gradients flow,",
+    "  // from the root (top) to the leaves (bottom).",
+    '  graph [rankdir=TB, fontname="Helvetica"];',
+    '  node [shape=box, style="rounded,filled", fontname="Helvetica", '
+    'fontsize=10, fillcolor="#dbe7f5", color="#4a6fa5"];',
+    '  edge [color="#555555", arrowsize=0.7];',
+]
+_DOT_ROOT = 'shape=box, style="filled,bold", fillcolor="#fbd38d", color="#b7791f"'
+_DOT_LEAF = 'shape=ellipse, style=filled, fillcolor="#c6f0cf", color="#2f855a"'
+_DOT_GROUP = 'shape=box3d, style=filled, fillcolor="#e9d8fd", color="#6b46c1"'
+
+
+def _dot_escape(text: str) -> str:
+    """One line of label text, quoted for DOT: nothing can end the string."""
+    text = visible(text)
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _dot_lines(
+    root: object,
+    node: Node | None,
+    index: Names,
+    show_saved: bool,
+    collapse: bool,
+    modules: ModuleTrace | None,
+    depth: int | None,
+) -> list[str]:
+    lines = list(_DOT_HEADER)
+    emit = lines.append
+    if node is None:
+        assert isinstance(root, torch.Tensor)
+        label = _dot_escape(no_graph_text(root, index))
+        emit(f'  n0 [label="{label}", {_DOT_LEAF}];')
+        emit("}")
+        return lines
+
+    view = build_view(node, index, collapse, modules, depth)
+    nodes = view.graph.nodes
+    outputs = index.outputs
+    simple = not view.members and modules is None
+    escaped: dict[str, str] = {}
+    for e in range(len(view.first)):
+        i = view.first[e]
+        fn = nodes[i]
+        kind = view.kinds[i]
+        style = _DOT_GROUP if view.group[e] is not None else ""
+        alone = simple and view.sizes[e] == 1 and not (outputs and fn in outputs)
+        if alone and shows_only_kind(kind):  # the common case, kept quick
+            label = escaped.get(kind) or escaped.setdefault(kind, _dot_escape(kind))
+        else:
+            parts = entry_parts(view, e, index, False)
+            lines_ = label_lines(parts, index)
+            label = "\\n".join(_dot_escape(line) for line in lines_)
+            if kind == LEAF and not style:
+                style = _DOT_LEAF
+        for line in saved_lines(view, e, show_saved):
+            label += "\\n" + _dot_escape(line)
+        if e == 0:
+            style = _DOT_ROOT
+        if style:
+            emit(f'  n{e} [label="{label}", {style}];')
+        else:
+            emit(f'  n{e} [label="{label}"];')
+    starts, inputs = view.starts, view.inputs
+    for e in range(len(view.first)):
+        for k in inputs[starts[e] : starts[e + 1]]:
+            emit(f"  n{e} -> n{k};")
+    emit("}")
+    return lines
+
+
+@runs_no_user_code
+def to_dot(
+    root: torch.Tensor | Node,
+    *,
+    names: Mapping[str, object] | None = None,
+    show_saved: bool = False,
+    collapse: bool = True,
+    modules: ModuleTrace | None = None,
+    depth: int | None = None,
+) -> str:
+    """Write the backward graph behind ``root`` as Graphviz DOT source text.
+
+    Needs nothing but torch: paste the text into any Graphviz viewer, or
+    render it with :func:`.render_dot`.
+
+    Parameters
+    ----------
+    root : torch.Tensor or torch.autograd.graph.Node
+        The tensor (its ``grad_fn`` is the root of the graph) or a node.
+    names, show_saved, collapse, modules, depth
+        As for :func:`.format_graph`.
+
+    Returns
+    -------
+    str
+        A ``digraph`` whose node ids ``n0``, ``n1``, ... follow the entries
+        of :func:`.format_graph`, so the text is the same on every run.
+        Edges point from a node to its inputs, the way gradients flow. The
+        root is an amber box, backward nodes blue rounded boxes, leaves green
+        ellipses with the leaf's name, shape and dtype, module groups purple
+        boxes. Every label is escaped: no name can break the DOT syntax.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for :func:`.format_graph`.
+
+    Examples
+    --------
+    >>> import torch
+    >>> x = torch.ones(3, requires_grad=True)
+    >>> print(to_dot((x * 2).sum(), names={"x": x}))  # doctest: +ELLIPSIS
+    digraph autograd {
+      ...
+      n0 [label="SumBackward0", shape=box, ...];
+      n1 [label="MulBackward0"];
+      n2 [label="AccumulateGrad\\nx: (3,) float32", shape=ellipse, ...];
+      n0 -> n1;
+      n1 -> n2;
+    }
+    """
+    node, index = check_args(
+        "to_dot", root, names, show_saved, collapse, modules, depth
+    )
+    return "\n".join(
+        _dot_lines(root, node, index, show_saved, collapse, modules, depth)
+    )
+
+
+@runs_no_user_code
+def render_dot(
+    root: torch.Tensor | Node,
+    filename: str | os.PathLike[str],
+    *,
+    format: str = "svg",
+    names: Mapping[str, object] | None = None,
+    show_saved: bool = False,
+    collapse: bool = True,
+    modules: ModuleTrace | None = None,
+    depth: int | None = None,
+    max_nodes: int = _MAX_RENDER_NODES,
+) -> Path:
+    """Render the backward graph behind ``root`` to an image file.
+
+    Needs the ``graphviz`` Python package (``pip install graphviz``)
+    and Graphviz's ``dot`` program on ``PATH``.
+
+    Parameters
+    ----------
+    root : torch.Tensor or torch.autograd.graph.Node
+        What to draw, as for :func:`.to_dot`.
+    filename : str or os.PathLike
+        The file to write, exactly as given: no suffix is added or checked.
+    format : str, default "svg"
+        A Graphviz output format, lower case, such as ``"svg"``, ``"png"``
+        or ``"pdf"``.
+    names, show_saved, collapse, modules, depth
+        As for :func:`.format_graph`.
+    max_nodes : int, default 2000
+        Refuse graphs with more entries than this (after collapsing and
+        grouping): Graphviz's layout time grows faster than the graph, and
+        huge inputs can run for minutes or crash it.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    TypeError
+        For a bad argument.
+    ValueError
+        For an unknown ``format``, a ``max_nodes`` below 1, or a graph larger
+        than ``max_nodes``.
+    ImportError
+        If the ``graphviz`` package is missing.
+    RuntimeError
+        If Graphviz's ``dot`` program is not installed.
+
+    Examples
+    --------
+    The example copes with a machine without Graphviz, where the call raises
+    an error that says what to install:
+
+    >>> import pathlib, tempfile, torch
+    >>> x = torch.ones(3, requires_grad=True)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     out = pathlib.Path(tmp) / "graph.svg"
+    ...     try:
+    ...         written = render_dot((x * 2).sum(), out, names={"x": x})
+    ...     except (ImportError, RuntimeError):
+    ...         written = out  # no Graphviz here: the error says what to install
+    >>> written.name
+    'graph.svg'
+    """
+    func = "render_dot"
+    node, index = check_args(func, root, names, show_saved, collapse, modules, depth)
+    if not isinstance(filename, str | os.PathLike):
+        expected = "a str or os.PathLike"
+        raise TypeError(arg_error(func, "filename", expected, type_name(filename)))
+    if not isinstance(format, str):
+        raise TypeError(arg_error(func, "format", "a str", type_name(format)))
+    if format not in _FORMATS:
+        hint = f" (formats are lower case: {format.lower()!r})"
+        expected = "a Graphviz output format such as 'svg', 'png' or 'pdf'"
+        raise ValueError(
+            arg_error(func, "format", expected, repr(format))
+            + (hint if format.lower() in _FORMATS else "")
+        )
+    if not isinstance(max_nodes, int) or isinstance(max_nodes, bool):
+        raise TypeError(arg_error(func, "max_nodes", "an int", type_name(max_nodes)))
+    if max_nodes < 1:
+        raise ValueError(arg_error(func, "max_nodes", "at least 1", max_nodes))
+    try:
+        import graphviz
+    except ImportError as exc:
+        raise ImportError(
+            "render_dot() needs the graphviz Python package: "
+            f"{_DOT_HINT} (or use to_dot() for the DOT text alone)"
+        ) from exc
+    lines = _dot_lines(root, node, index, show_saved, collapse, modules, depth)
+    entries = sum(1 for line in lines if " [label=" in line)
+    if entries > max_nodes:
+        advice = (
+            "group it by module (track_modules() with depth=1)"
+            if modules is None or depth is None
+            else "use a smaller depth"
+        )
+        raise ValueError(
+            f"render_dot() renders at most max_nodes={max_nodes:,} nodes and this "
+            f"graph has {entries:,}"
+            + ("" if collapse else " (collapse=False)")
+            + f"; {advice}, raise max_nodes, or use to_dot() or format_graph()"
+        )
+    try:
+        data = graphviz.Source("\n".join(lines)).pipe(format=format)
+    except graphviz.ExecutableNotFound as exc:
+        raise RuntimeError(
+            "render_dot() needs Graphviz's 'dot' program on PATH, which was not "
+            "found: install Graphviz (https://graphviz.org/download/, e.g. "
+            "'apt install graphviz'), or use to_dot() for the DOT text alone"
+        ) from exc
+    path = Path(filename)
+    path.write_bytes(data)
+    return path

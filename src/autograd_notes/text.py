@@ -1,0 +1,165 @@
+"""Print the backward graph behind a tensor as an indented tree.
+
+:func:`.format_graph` prints the entries of the view (see
+``autograd_notes.view``): one line each, numbered ``[0]``, ``[1]``, ... in
+walk order, a single input on the next line at the same indent, several
+inputs as branches. Every traversal uses an explicit stack, never recursion,
+so a chain of a million steps prints (in two lines, collapsed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import torch
+from torch.autograd.graph import Node
+
+from autograd_notes._checks import check_bool
+from autograd_notes.labels import Names, leaf_text, no_graph_text, visible
+from autograd_notes.trace import ModuleTrace
+from autograd_notes.view import Parts, build_view, check_args, entry_parts, saved_lines
+from autograd_notes.walk import runs_no_user_code
+
+__all__ = ["format_graph"]
+
+# format_graph indents one step per branch; past this many steps it stops
+# indenting, so a deep, branching graph still prints in linear size.
+_MAX_INDENT = 64
+
+
+def _text_line(parts: Parts, names: Names, grouped: bool) -> str:
+    """``MulBackward0 ×3  (grad_fn of y)  [in fc1]``, without the number."""
+    head = parts.title
+    if parts.note:
+        head += f"  ({parts.note})" if grouped else f" ({parts.note})"
+    pieces = [head]
+    if parts.leaf is not None:
+        pieces.append(leaf_text(parts.leaf, names))
+    if parts.outputs:
+        pieces.append(f"({parts.outputs})")
+    if parts.module:
+        pieces.append(f"[{parts.module}]")
+    return "  ".join(pieces)
+
+
+@runs_no_user_code
+def format_graph(
+    root: torch.Tensor | Node,
+    *,
+    names: Mapping[str, object] | None = None,
+    show_saved: bool = False,
+    show_retained: bool = False,
+    collapse: bool = True,
+    modules: ModuleTrace | None = None,
+    depth: int | None = None,
+) -> str:
+    """Print the backward graph behind ``root`` as an indented tree.
+
+    Parameters
+    ----------
+    root : torch.Tensor or torch.autograd.graph.Node
+        The tensor (its ``grad_fn`` is the top of the tree) or a node.
+    names : mapping of str to object, optional
+        Labels for tensors, matched by identity, e.g.
+        ``dict(model.named_parameters())`` or ``locals()``. Values that are
+        not tensors are ignored; a tensor listed twice keeps its first name.
+        A named leaf labels its ``AccumulateGrad`` node; a named non-leaf
+        tensor labels its ``grad_fn`` (``grad_fn of y``).
+    show_saved : bool, default False
+        Under each node, list what it saved for backward, without running any
+        user code: a value packed by ``saved_tensors_hooks`` or a checkpoint
+        shows as ``<not unpacked: ...>``, a freed one as
+        ``<freed by backward>``. A collapsed run lists its first node's.
+    show_retained : bool, default False
+        Mark named non-leaf tensors that called ``retain_grad()``.
+    collapse : bool, default True
+        Print a run of three or more nodes of one kind, each the only input
+        of the one before and reached from nowhere else, as one entry
+        ``[a-b] Kind ×count``. ``False`` prints every node.
+    modules : ModuleTrace, optional
+        From :func:`.track_modules`: each node is marked
+        ``[in block.0.mlp]``, the module whose forward made it.
+    depth : int, optional
+        With ``modules``: show each module at this depth of its dotted path
+        (1 for ``block``, 2 for ``block.0``) as one entry that lists how many
+        nodes of which kinds it holds. Nodes made outside the model stay.
+
+    Returns
+    -------
+    str
+        One line per entry, without a trailing newline. Entries are numbered
+        by walk order (:func:`.walk_graph`), or in order of appearance when
+        grouped by module. A single input follows on the next line at the
+        same indent, several inputs branch with ``├─``/``└─``, an entry
+        reached again is a back-reference ``-> [3] AccumulateGrad (see
+        above)``; branches deeper than 64 levels are not indented further.
+        Unprintable characters in names appear as escapes (``\\n``). A
+        tensor with no ``grad_fn`` gives one line describing it.
+
+    Raises
+    ------
+    TypeError
+        For a bad ``root``, ``names``, ``modules`` or ``depth``, or a flag
+        that is not a bool.
+    ValueError
+        For ``depth`` below 1 or without ``modules``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> a = torch.ones(2, requires_grad=True)
+    >>> b = torch.full((2,), 3.0, requires_grad=True)
+    >>> y = (a * b + a).sum()
+    >>> print(format_graph(y, names={"a": a, "b": b, "y": y}))
+    [0] SumBackward0  (grad_fn of y)
+    [1] AddBackward0
+    ├─ [2] MulBackward0
+    │  ├─ [3] AccumulateGrad  a: leaf tensor, shape (2,), float32, requires_grad=True
+    │  └─ [4] AccumulateGrad  b: leaf tensor, shape (2,), float32, requires_grad=True
+    └─ -> [3] AccumulateGrad (see above)
+    >>> z = a
+    >>> for _ in range(1000):
+    ...     z = z * 1.5
+    >>> print(format_graph(z))
+    [0-999] MulBackward0 ×1,000
+    [1000] AccumulateGrad  leaf tensor, shape (2,), float32, requires_grad=True
+    """
+    node, index = check_args(
+        "format_graph", root, names, show_saved, collapse, modules, depth
+    )
+    check_bool(show_retained, "format_graph", "show_retained")
+    if node is None:
+        assert isinstance(root, torch.Tensor)
+        return no_graph_text(root, index)
+
+    view = build_view(node, index, collapse, modules, depth)
+    lines: list[str] = []
+    emit = lines.append
+    printed = [False] * len(view.first)
+    grouped = bool(view.members)
+    max_width = 3 * _MAX_INDENT
+    # (entry, text before the entry, prefix for the lines under it)
+    stack: list[tuple[int, str, str]] = [(0, "", "")]
+    while stack:
+        e, lead, under = stack.pop()
+        if printed[e]:  # a back-reference names the entry, nothing more
+            group = view.group[e]
+            ref = view.node_id(e) if view.members else str(view.first[e])
+            base = view.kinds[view.first[e]] if group is None else visible(group)
+            emit(f"{lead}-> [{ref}] {base} (see above)")
+            continue
+        printed[e] = True
+        parts = entry_parts(view, e, index, show_retained)
+        emit(f"{lead}[{view.node_id(e)}] " + _text_line(parts, index, grouped))
+        lines.extend(f"{under}    {line}" for line in saved_lines(view, e, show_saved))
+        kids = view.inputs_of(e)
+        if len(kids) == 1:
+            stack.append((kids[0], under, under))
+            continue
+        deeper = len(under) < max_width
+        last = len(kids) - 1
+        for pos in range(last, -1, -1):  # pushed in reverse: popped in order
+            branch = "└─ " if pos == last else "├─ "
+            bar = "   " if pos == last else "│  "
+            stack.append((kids[pos], under + branch, under + bar if deeper else under))
+    return "\n".join(lines)

@@ -1,0 +1,330 @@
+"""The view: the entries that every renderer shows, and their inputs.
+
+:func:`build_view` walks the graph and makes one entry per node
+(:func:`plain_view`), per run of same-kind nodes (:func:`collapse_runs`,
+``collapse=True``: a million-step chain is two entries) or per module
+(:func:`group_by_module`, with a :class:`.ModuleTrace` and a ``depth``).
+:func:`entry_parts` says what an entry shows. The text, DOT and drawing
+renderers lay out the same entries with the same numbering, and check their
+shared arguments with :func:`check_args`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import torch
+from torch.autograd.graph import Node
+
+from autograd_notes._checks import arg_error, check_bool, check_torch, type_name
+from autograd_notes.labels import Names, index_names, outputs_text, short_leaf, visible
+from autograd_notes.saved import saved_values
+from autograd_notes.trace import ModuleTrace
+from autograd_notes.walk import LEAF, Graph, as_node, leaf_of, walk
+
+_COMPILED = "CompiledFunctionBackward"
+_COMPILED_NOTE = "torch.compile region: internals hidden"
+# A run of this many same-kind nodes, each the only input of the one before,
+# collapses into one entry.
+_MIN_RUN = 3
+
+
+class View(NamedTuple):
+    """Entries to show and their inputs, as flat index arrays like ``Graph``.
+
+    Entry ``e`` shows ``sizes[e]`` nodes starting at node ``first[e]``: one
+    node, a collapsed run (consecutive in walk order) or, where ``group[e]``
+    is a module path, every node of that module (``members[e]``).
+    """
+
+    graph: Graph
+    kinds: list[str]  # the printable class name of each node
+    first: list[int]
+    sizes: list[int]
+    starts: list[int]
+    inputs: list[int]
+    group: list[str | None]
+    members: dict[int, list[int]]
+    module_of: list[str | None] | None  # module path of each node, if traced
+
+    def inputs_of(self, e: int) -> list[int]:
+        return self.inputs[self.starts[e] : self.starts[e + 1]]
+
+    def node_id(self, e: int) -> str:
+        """``3`` for a node, ``3-9`` for a run; ``e`` itself for a group view."""
+        if self.members:
+            return str(e)
+        first, count = self.first[e], self.sizes[e]
+        return str(first) if count == 1 else f"{first}-{first + count - 1}"
+
+
+def check_args(
+    func: str,
+    root: object,
+    names: object,
+    show_saved: object,
+    collapse: object,
+    modules: object,
+    depth: object,
+) -> tuple[Node | None, Names]:
+    """Check the arguments every renderer takes; the start node and the names."""
+    node = as_node(root, func)
+    index = index_names(names, func)
+    check_bool(show_saved, func, "show_saved")
+    if show_saved:
+        check_torch(func, " with show_saved=True")
+    check_bool(collapse, func, "collapse")
+    if modules is not None and not isinstance(modules, ModuleTrace):
+        expected = "a ModuleTrace (from track_modules()) or None"
+        raise TypeError(arg_error(func, "modules", expected, type_name(modules)))
+    if depth is None:
+        return node, index
+    if not isinstance(depth, int) or isinstance(depth, bool):
+        raise TypeError(arg_error(func, "depth", "an int or None", type_name(depth)))
+    if depth < 1:
+        raise ValueError(arg_error(func, "depth", "at least 1", depth))
+    if modules is None:
+        expected = (
+            "None without 'modules' (record them with track_modules(model) "
+            "during the forward pass)"
+        )
+        raise ValueError(arg_error(func, "depth", expected, depth))
+    return node, index
+
+
+def build_view(
+    root: Node,
+    names: Names,
+    collapse: bool,
+    modules: ModuleTrace | None,
+    depth: int | None,
+) -> View:
+    """Walk the graph behind ``root`` and make the view the arguments ask for."""
+    graph = walk(root)
+    cache: dict[type, str] = {}
+    kinds = [
+        cache.get(type(fn)) or cache.setdefault(type(fn), visible(type(fn).__name__))
+        for fn in graph.nodes
+    ]
+    module_of = None if modules is None else [modules.path_of(fn) for fn in graph.nodes]
+    keys = None
+    if module_of is not None and depth is not None:  # the module at that depth
+        keys = [
+            None if not path else ".".join(path.split(".")[:depth])
+            for path in module_of
+        ]
+    n = len(graph.nodes)
+    heads = run_heads(graph, kinds, names, keys) if collapse else range(n)
+    if keys is not None:
+        return group_by_module(graph, kinds, heads, keys, module_of)
+    if len(heads) == n:
+        return plain_view(graph, kinds, module_of)
+    return collapse_runs(graph, kinds, heads, module_of)
+
+
+def plain_view(
+    graph: Graph, kinds: list[str], module_of: list[str | None] | None
+) -> View:
+    """One entry per node."""
+    n = len(graph.nodes)
+    return View(graph, kinds, list(range(n)), [1] * n, graph.starts, graph.inputs,
+                [None] * n, {}, module_of)  # fmt: skip
+
+
+def run_heads(
+    graph: Graph, kinds: list[str], names: Names, keys: list[str | None] | None
+) -> list[int]:
+    """The first node of each run of ``_MIN_RUN`` or more, and every other node.
+
+    Node ``i`` continues the run of ``i - 1`` when it is ``i - 1``'s only
+    input, nothing else points to it, it has the same kind (and module key),
+    and no name of its own.
+    """
+    nodes, starts, inputs = graph
+    n = len(nodes)
+    indegree = [0] * n
+    for k in inputs:
+        indegree[k] += 1
+    outputs = names.outputs
+    heads = [0]
+    for i in range(1, n):
+        s = starts[i - 1]
+        if (
+            starts[i] - s == 1
+            and inputs[s] == i
+            and indegree[i] == 1
+            and kinds[i] is kinds[i - 1]
+            and (keys is None or keys[i] == keys[i - 1])
+            and not (outputs and nodes[i] in outputs)
+        ):
+            continue
+        heads.append(i)
+    # A run shorter than _MIN_RUN stays as separate nodes.
+    short: list[int] = []
+    for pos, head in enumerate(heads):
+        end = heads[pos + 1] if pos + 1 < len(heads) else n
+        if 1 < end - head < _MIN_RUN:
+            short.extend(range(head + 1, end))
+    return sorted(heads + short) if short else heads
+
+
+def _runs(heads: Sequence[int], n: int) -> tuple[list[int], list[int]]:
+    """The length of each run, and the run of each run's first node."""
+    counts = [b - a for a, b in zip(heads, [*heads[1:], n], strict=True)]
+    entry = [0] * n
+    for e, head in enumerate(heads):
+        entry[head] = e
+    return counts, entry
+
+
+def collapse_runs(
+    graph: Graph,
+    kinds: list[str],
+    heads: Sequence[int],
+    module_of: list[str | None] | None,
+) -> View:
+    """One entry per run: its inputs are those of the run's last node."""
+    _, starts, inputs = graph
+    counts, entry = _runs(heads, len(graph.nodes))
+    e_starts: list[int] = [0]
+    e_inputs: list[int] = []
+    for e, head in enumerate(heads):
+        last = head + counts[e] - 1
+        e_inputs.extend(entry[k] for k in inputs[starts[last] : starts[last + 1]])
+        e_starts.append(len(e_inputs))
+    return View(graph, kinds, list(heads), counts, e_starts, e_inputs,
+                [None] * len(heads), {}, module_of)  # fmt: skip
+
+
+def group_by_module(
+    graph: Graph,
+    kinds: list[str],
+    heads: Sequence[int],
+    keys: list[str | None],
+    module_of: list[str | None] | None,
+) -> View:
+    """One entry per module key; runs made outside the model stay entries.
+
+    Links between entries are kept once each, and a module's links to itself
+    are dropped.
+    """
+    _, starts, inputs = graph
+    counts, entry = _runs(heads, len(graph.nodes))
+    slot: dict[str, int] = {}
+    first: list[int] = []
+    count: list[int] = []
+    group: list[str | None] = []
+    members: dict[int, list[int]] = {}
+    final = [0] * len(heads)
+    for e, head in enumerate(heads):
+        key = keys[head]
+        if key is None:
+            final[e] = len(first)
+            first.append(head)
+            count.append(counts[e])
+            group.append(None)
+            continue
+        g = slot.get(key)
+        if g is None:
+            g = slot[key] = len(first)
+            first.append(head)
+            count.append(0)
+            group.append(key)
+            members[g] = []
+        final[e] = g
+        count[g] += counts[e]
+        members[g].extend(range(head, head + counts[e]))
+    for g in range(len(first)):  # a view with groups marks every entry
+        members.setdefault(g, list(range(first[g], first[g] + count[g])))
+    links: list[dict[int, None]] = [{} for _ in first]
+    for e, head in enumerate(heads):
+        last = head + counts[e] - 1
+        source = final[e]
+        for k in inputs[starts[last] : starts[last + 1]]:
+            target = final[entry[k]]
+            if target != source or group[source] is None:
+                links[source][target] = None
+    g_starts: list[int] = [0]
+    g_inputs: list[int] = []
+    for targets in links:
+        g_inputs.extend(targets)
+        g_starts.append(len(g_inputs))
+    return View(graph, kinds, first, count, g_starts, g_inputs, group, members,
+                module_of)  # fmt: skip
+
+
+def group_summary(view: View, e: int) -> str:
+    """``module: 4 nodes, AddmmBackward0, TBackward0, AccumulateGrad ×2``."""
+    found = Counter(view.kinds[i] for i in view.members[e])
+    total = view.sizes[e]
+    shown = [
+        kind if times == 1 else f"{kind} ×{times:,}"
+        for kind, times in found.most_common(3)
+    ]
+    if len(found) > 3:
+        more = len(found) - 3
+        shown.append(f"{more} more kind" + ("" if more == 1 else "s"))
+    noun = "node" if total == 1 else "nodes"
+    return f"module: {total:,} {noun}, " + ", ".join(shown)
+
+
+class Parts(NamedTuple):
+    """What an entry says: ``title`` always, the rest where it applies."""
+
+    title: str  # "MulBackward0", "MulBackward0 ×3" or a module path
+    note: str  # the torch.compile note, or a module group's summary
+    leaf: torch.Tensor | None  # the leaf of an AccumulateGrad node
+    outputs: str  # "grad_fn of y"
+    module: str  # "in block.0.mlp", with modules= and no depth
+
+
+def entry_parts(view: View, e: int, names: Names, show_retained: bool) -> Parts:
+    """What entry ``e`` of ``view`` shows."""
+    group = view.group[e]
+    if group is not None:
+        return Parts(visible(group), group_summary(view, e), None, "", "")
+    i = view.first[e]
+    kind = view.kinds[i]
+    count = view.sizes[e]
+    title = kind if count == 1 else f"{kind} ×{count:,}"
+    fn = view.graph.nodes[i]
+    note = _COMPILED_NOTE if kind == _COMPILED else ""
+    leaf = leaf_of(fn) if kind == LEAF else None
+    outputs = outputs_text(fn, names, show_retained)
+    module = ""
+    if view.module_of is not None and not view.members:
+        path = view.module_of[i]
+        if path is not None:
+            module = f"in {visible(path) or 'the model'}"
+    return Parts(title, note, leaf, outputs, module)
+
+
+def label_lines(parts: Parts, names: Names) -> list[str]:
+    """The lines of a picture's or a DOT node's label."""
+    lines = [parts.title]
+    if parts.leaf is not None:
+        lines.append(short_leaf(parts.leaf, names, ": "))
+    if parts.note:
+        lines.append(f"({parts.note})")
+    if parts.outputs:
+        lines.append(f"({parts.outputs})")
+    if parts.module:
+        lines.append(f"[{parts.module}]")
+    return lines
+
+
+def saved_lines(view: View, e: int, show_saved: bool) -> list[str]:
+    """``attr: description`` for what entry ``e`` saved (its first node's)."""
+    if not show_saved or view.group[e] is not None:
+        return []
+    return [f"{a}: {text}" for a, text in saved_values(view.graph.nodes[view.first[e]])]
+
+
+def shows_only_kind(kind: str) -> bool:
+    """Whether a lone, unnamed node of ``kind`` shows its kind and nothing else.
+
+    Not a leaf (it shows the leaf), not a ``torch.compile`` region (a note).
+    """
+    return kind not in (LEAF, _COMPILED)

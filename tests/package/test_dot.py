@@ -1,0 +1,162 @@
+"""Tests for autograd_notes.dot: DOT text, and rendering it with Graphviz."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import autograd_notes
+from autograd_notes import render_dot, to_dot
+
+from .helpers import CHAIN, FakeGraphviz, chain, dot_structure
+
+
+def test_to_dot_small_graph(abab: dict[str, torch.Tensor]) -> None:
+    source = to_dot(abab["y"], names=abab)
+    nodes, edges = dot_structure(source)
+    labels = {node: label for node, (label, _) in nodes.items()}
+    assert labels == {
+        "n0": "SumBackward0\\n(grad_fn of y)",
+        "n1": "AddBackward0",
+        "n2": "MulBackward0",
+        "n3": "AccumulateGrad\\na: (2,) float32",
+        "n4": "AccumulateGrad\\nb: (2,) float32",
+    }
+    assert edges == [
+        ("n0", "n1"),
+        ("n1", "n2"),
+        ("n1", "n3"),
+        ("n2", "n3"),
+        ("n2", "n4"),
+    ]
+    # Root, inner nodes and leaves are styled differently.
+    assert "#fbd38d" in nodes["n0"][1]
+    assert nodes["n1"][1] == nodes["n2"][1] == ""
+    assert "ellipse" in nodes["n3"][1]
+    assert nodes["n3"][1] == nodes["n4"][1]
+    assert to_dot(abab["y"], names=abab) == source
+
+
+def test_to_dot_tensor_without_graph_is_one_node() -> None:
+    x = torch.ones(3)
+    nodes, edges = dot_structure(to_dot(x, names={"x": x}))
+    assert list(nodes) == ["n0"]
+    assert nodes["n0"][0] == (
+        "x: leaf tensor, shape (3,), float32, requires_grad=False (no graph)"
+    )
+    assert edges == []
+
+
+def test_to_dot_handles_a_million_node_chain(million_chain: list[torch.Tensor]) -> None:
+    source = to_dot(million_chain[0], collapse=False)
+    # dot_structure checks the small graphs line by line; here, count.
+    assert source.count(" [label=") == CHAIN + 1
+    assert source.count(" -> ") == CHAIN
+    assert '\n  n0 [label="MulBackward0", shape=box' in source
+    assert source.endswith(f"\n  n{CHAIN - 1} -> n{CHAIN};\n}}")
+
+
+def test_render_dot_without_the_dot_program_says_what_to_install(
+    abab: dict[str, torch.Tensor], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` program to be found
+    # With the graphviz package installed, the missing program is reported;
+    # without it, the missing package is. Either message names the fix.
+    with pytest.raises(
+        (ImportError, RuntimeError), match=r"'dot' program|pip install graphviz"
+    ):
+        render_dot(abab["y"], tmp_path / "graph.svg")
+    assert not (tmp_path / "graph.svg").exists()
+
+
+def test_render_dot_without_the_graphviz_package(
+    abab: dict[str, torch.Tensor], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "graphviz", None)  # makes `import graphviz` fail
+    with pytest.raises(ImportError, match=r"pip install graphviz"):
+        render_dot(abab["y"], tmp_path / "graph.svg")
+
+
+def test_render_dot_writes_the_rendered_bytes(
+    abab: dict[str, torch.Tensor], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeGraphviz(has_dot=True)
+    monkeypatch.setitem(sys.modules, "graphviz", fake)
+    out = render_dot(abab["y"], str(tmp_path / "g.png"), format="png", names=abab)
+    assert out == tmp_path / "g.png"
+    assert out.read_bytes() == b"<rendered/>"
+    assert fake.calls == [(to_dot(abab["y"], names=abab), "png")]
+
+
+def test_render_dot_turns_a_missing_program_into_a_clear_error(
+    abab: dict[str, torch.Tensor], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "graphviz", FakeGraphviz(has_dot=False))
+    with pytest.raises(RuntimeError, match="needs Graphviz's 'dot' program on PATH"):
+        render_dot(abab["y"], tmp_path / "graph.svg")
+    assert not (tmp_path / "graph.svg").exists()
+
+
+def test_render_dot_rejects_bad_arguments(
+    abab: dict[str, torch.Tensor], tmp_path: Path
+) -> None:
+    y = abab["y"]
+    with pytest.raises(
+        TypeError, match=r"argument 'filename' must be a str .* not int"
+    ):
+        render_dot(y, 3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="argument 'format' must be a str, not int"):
+        render_dot(y, tmp_path / "g.svg", format=1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'colour'"):
+        render_dot(y, tmp_path / "g.svg", colour="red")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="argument 'show_saved' must be a bool"):
+        render_dot(y, tmp_path / "g.svg", show_saved="yes")
+
+
+@pytest.mark.parametrize("max_nodes", [0, -1])
+def test_render_dot_refuses_a_max_nodes_below_one(
+    max_nodes: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "graphviz", FakeGraphviz(has_dot=True))
+    y = (torch.ones(2, requires_grad=True) * 2).sum()
+    with pytest.raises(ValueError, match=r"'max_nodes' must be at least 1, not -?\d"):
+        render_dot(y, tmp_path / "g.svg", max_nodes=max_nodes)
+    assert not (tmp_path / "g.svg").exists()
+
+
+@pytest.mark.parametrize("fmt", ["SVG", "Png"])
+def test_render_dot_says_formats_are_lower_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    monkeypatch.setitem(sys.modules, "graphviz", FakeGraphviz(has_dot=True))
+    x = torch.ones(2, requires_grad=True)
+    with pytest.raises(
+        ValueError,
+        match=rf"must be a Graphviz output format .* not '{fmt}' "
+        rf"\(formats are lower case: '{fmt.lower()}'\)",
+    ):
+        render_dot(x * 2, tmp_path / "g.svg", format=fmt)
+    with pytest.raises(ValueError, match=r"not 'jpeg2000'$"):
+        render_dot(x * 2, tmp_path / "g.svg", format="jpeg2000")
+
+
+def test_render_dot_collapses_a_huge_chain_and_refuses_a_huge_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeGraphviz(has_dot=True)
+    monkeypatch.setitem(sys.modules, "graphviz", fake)
+    y = chain(100_000)
+    render_dot(y, tmp_path / "chain.svg")
+    assert fake.calls[0][0].count("[label=") == 2
+    params = [torch.ones(1, requires_grad=True) for _ in range(1_500)]
+    tree = torch.stack(params).sum()  # 1,502 nodes: nothing to collapse
+    with pytest.raises(
+        ValueError, match=r"at most max_nodes=1,000 nodes and this graph has 1,502"
+    ):
+        render_dot(tree, tmp_path / "tree.svg", max_nodes=1_000)
+    assert not (tmp_path / "tree.svg").exists()
+    assert len(fake.calls) == 1  # Graphviz was never asked
+    autograd_notes.free_graph(y)

@@ -1,0 +1,186 @@
+"""Tests for autograd_notes.saved: saved values, read without running user code."""
+
+from __future__ import annotations
+
+import re
+
+import matplotlib.pyplot as plt
+import torch
+from torch.func import grad, vmap
+from torch.utils.checkpoint import checkpoint
+
+from autograd_notes import ModuleTrace, draw_graph, format_graph, to_dot
+
+from .helpers import ABAB_TREE, Double, Stack, dot_structure
+
+
+def test_format_node_root_and_scalar_saved_value() -> None:
+    x = torch.ones(3, requires_grad=True)
+    mul = (x * 2).grad_fn
+    # With a Python number, MulBackward0 saves it as a 0-dim tensor, and does
+    # not save self at all (it is only needed for the other input's grad).
+    assert format_graph(mul, names={"x": x}, show_saved=True) == (
+        "[0] MulBackward0\n"
+        "    _saved_other: tensor of shape (), int64, value 2\n"
+        "    _saved_self: None\n"
+        "[1] AccumulateGrad  x: leaf tensor, shape (3,), float32, requires_grad=True"
+    )
+
+
+def test_format_shows_saved_tensors_then_freed_ones(
+    abab: dict[str, torch.Tensor],
+) -> None:
+    before = format_graph(abab["y"], names=abab, show_saved=True)
+    assert "│      _saved_other: tensor of shape (2,), float32" in before
+    assert "│      _saved_self: tensor of shape (2,), float32" in before
+    assert "    _saved_alpha: 1" in before
+    assert "freed" not in before
+    abab["y"].backward()
+    after = format_graph(abab["y"], names=abab, show_saved=True)
+    assert "│      _saved_other: <freed by backward>" in after
+    assert "│      _saved_self: <freed by backward>" in after
+    # Everything else prints as before: only the freed values changed.
+    changed = [
+        (old, new)
+        for old, new in zip(before.split("\n"), after.split("\n"), strict=True)
+        if old != new
+    ]
+    assert [old.split(":")[0] for old, _ in changed] == [
+        "│      _saved_other",
+        "│      _saved_self",
+    ]
+    assert format_graph(abab["y"], names=abab) == ABAB_TREE
+
+
+def test_format_custom_function_lists_saved_tensors() -> None:
+    x = torch.ones(3, requires_grad=True)
+    y = Double.apply(x).sum()
+    expected = (
+        "[0] SumBackward0\n"
+        "    _saved_self_sym_sizes: (3,)\n"
+        "[1] DoubleBackward\n"
+        "    saved_tensors: {}\n"
+        "[2] AccumulateGrad  x: leaf tensor, shape (3,), float32, requires_grad=True"
+    )
+    saved = "(tensor of shape (3,),)"
+    assert format_graph(y, names={"x": x}, show_saved=True) == expected.format(saved)
+    y.backward()
+    freed = format_graph(y, names={"x": x}, show_saved=True)
+    assert freed == expected.format("<freed by backward>")
+
+
+def test_to_dot_saved_values_and_freed_ones(abab: dict[str, torch.Tensor]) -> None:
+    nodes, _ = dot_structure(to_dot(abab["y"], show_saved=True))
+    assert nodes["n2"][0] == (
+        "MulBackward0\\n_saved_other: tensor of shape (2,), float32"
+        "\\n_saved_self: tensor of shape (2,), float32"
+    )
+    abab["y"].backward()
+    nodes, _ = dot_structure(to_dot(abab["y"], show_saved=True))
+    assert nodes["n2"][0] == (
+        "MulBackward0\\n_saved_other: <freed by backward>"
+        "\\n_saved_self: <freed by backward>"
+    )
+
+
+def test_show_saved_works_inside_vmap_of_grad() -> None:
+    seen: list[str] = []
+
+    def f(t: torch.Tensor) -> torch.Tensor:
+        s = t.sum()
+        out = s * s  # MulBackward0 saves two 0-dim batched tensors
+        seen.append(format_graph(out, show_saved=True))
+        return out
+
+    grads = vmap(grad(f))(torch.ones(2, 3))
+    assert torch.equal(grads, torch.full((2, 3), 6.0))
+    assert "    _saved_other: tensor of shape (), float32" in seen[0]
+    assert "value" not in seen[0]
+
+
+def test_show_saved_never_runs_unpack_hooks() -> None:
+    calls: list[str] = []
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        calls.append("pack")
+        return t
+
+    def unpack(t: torch.Tensor) -> torch.Tensor:
+        calls.append("unpack")
+        return t
+
+    x = torch.ones(3, requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = (x.exp() * x).sum()
+    packs = calls.count("pack")
+    text = format_graph(y, show_saved=True)
+    to_dot(y, show_saved=True)
+    assert calls == ["pack"] * packs  # nothing unpacked
+    assert "_saved_self: <not unpacked: saved_tensors_hooks>" in text
+    y.backward()
+    assert calls.count("unpack") == packs  # backward unpacks each, once
+    assert torch.allclose(x.grad, (x.detach() + 1) * x.detach().exp())
+    assert "_saved_self: <freed by backward>" in format_graph(y, show_saved=True)
+
+
+def test_show_saved_does_not_rerun_a_checkpointed_forward() -> None:
+    runs: list[int] = []
+
+    def body(t: torch.Tensor) -> torch.Tensor:
+        runs.append(1)
+        return t.sin() * t
+
+    x = torch.ones(3, requires_grad=True)
+    y = checkpoint(body, x, use_reentrant=False).sum()
+    assert len(runs) == 1
+    text = format_graph(y, show_saved=True)
+    draw_graph(y, show_saved=True)
+    plt.close("all")
+    assert len(runs) == 1
+    assert "<not unpacked: recomputed by checkpoint in backward>" in text
+    y.backward()
+    assert len(runs) == 2  # backward recomputes once, as without show_saved
+    assert torch.allclose(
+        x.grad, torch.cos(x.detach()) * x.detach() + torch.sin(x.detach())
+    )
+
+
+def test_show_saved_of_a_custom_function_with_hooks() -> None:
+    x = torch.ones(3, requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        y = Double.apply(x).sum()
+    assert "saved_tensors: (<not unpacked: saved_tensors_hooks>,)" in format_graph(
+        y, show_saved=True
+    )
+
+
+def test_no_output_contains_a_memory_address() -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1)
+    )
+    x = torch.randn(5, 3)
+    loss = (Double.apply(model(x)) ** 2).mean()
+    names = {**dict(model.named_parameters()), "loss": loss, "model": model}
+    texts = [
+        format_graph(loss, names=names, show_saved=True, show_retained=True),
+        to_dot(loss, names=names, show_saved=True),
+    ]
+    loss.backward()
+    texts.append(format_graph(loss, names=names, show_saved=True))
+    for text in texts:
+        assert "0x" not in text
+        assert " at 0x" not in text
+        assert "object at" not in text
+
+
+def test_no_address_in_grouped_or_collapsed_output(
+    traced: tuple[Stack, ModuleTrace, torch.Tensor],
+) -> None:
+    _, trace, loss = traced
+    for text in (
+        format_graph(loss, modules=trace, show_saved=True),
+        format_graph(loss, modules=trace, depth=2, show_saved=True),
+        to_dot(loss, modules=trace, depth=1, show_saved=True),
+    ):
+        assert not re.search(r"0x[0-9a-f]{6,}", text)
