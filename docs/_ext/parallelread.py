@@ -44,12 +44,9 @@ def deal(docnames: list[str], executed: set[str], nproc: int) -> list[str]:
     chunks: list[list[str]] = [[] for _ in sizes]
     heavy = [d for d in docnames if d in executed]
     light = [d for d in docnames if d not in executed]
-    turn = 0
-    for doc in heavy:
-        while len(chunks[turn % len(chunks)]) >= sizes[turn % len(chunks)]:
-            turn += 1
-        chunks[turn % len(chunks)].append(doc)
-        turn += 1
+    for doc in heavy:  # to the chunk with room that holds the fewest so far
+        room = [i for i, chunk in enumerate(chunks) if len(chunk) < sizes[i]]
+        chunks[min(room, key=lambda i: len(chunks[i]))].append(doc)
     for chunk, size in zip(chunks, sizes, strict=True):
         chunk += [light.pop(0) for _ in range(size - len(chunk))]
     return [doc for chunk in chunks for doc in chunk]
