@@ -95,7 +95,8 @@ def copy_site(site: Path) -> None:
     site.mkdir()
     for name in ("docs", "gallery", "src"):
         shutil.copytree(ROOT / name, site / name, ignore=built_output)
-    for name in ("pyproject.toml", "constraints.txt"):
+    # README.md and LICENSE go into the wheel the site publishes (sitewheel).
+    for name in ("pyproject.toml", "constraints.txt", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, site / name)
 
 
