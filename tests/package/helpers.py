@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 import types
 from typing import Any, ClassVar
@@ -176,3 +177,16 @@ class Stack(torch.nn.Module):
 
 def drawn_labels(fig: plt.Figure) -> list[str]:
     return [t.get_text() for t in fig.axes[0].texts if t.get_text()]
+
+
+def docstrings(module: Any) -> dict[str, str]:
+    """Every public docstring of ``module``, methods included, by name."""
+    found = {module.__name__: inspect.getdoc(module) or ""}
+    for name in module.__all__:
+        obj = getattr(module, name)
+        found[name] = inspect.getdoc(obj) or ""
+        for attr, member in vars(obj).items() if isinstance(obj, type) else []:
+            doc = getattr(member, "__doc__", None)
+            if isinstance(doc, str) and not attr.startswith("__"):
+                found[f"{name}.{attr}"] = doc
+    return found

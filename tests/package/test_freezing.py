@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import inspect
 import math
 import re
 from collections.abc import Callable
@@ -36,6 +35,8 @@ from autograd_notes.freezing import (
     register_grad_mask,
 )
 from autograd_notes.masks import random_mask
+
+from .helpers import docstrings
 
 MODULE = importlib.import_module("autograd_notes.freezing")
 META = torch.device("meta")
@@ -882,20 +883,8 @@ def test_every_public_function_has_a_bad_input_case() -> None:
 # -- docstrings -------------------------------------------------------------------
 
 
-def _docstrings(module: Any) -> dict[str, str]:
-    found = {module.__name__: inspect.getdoc(module) or ""}
-    for name in module.__all__:
-        obj = getattr(module, name)
-        found[name] = inspect.getdoc(obj) or ""
-        for attr, member in vars(obj).items() if isinstance(obj, type) else []:
-            doc = getattr(member, "__doc__", None)
-            if isinstance(doc, str) and not attr.startswith("__"):
-                found[f"{name}.{attr}"] = doc
-    return found
-
-
 def test_no_docstring_mentions_notes() -> None:
-    for where, doc in _docstrings(MODULE).items():
+    for where, doc in docstrings(MODULE).items():
         assert not re.search(r"\bnotes\b", doc, re.IGNORECASE), where
         assert "order and number" not in doc, where
 
@@ -904,7 +893,7 @@ def test_the_weight_decay_warning_is_stated_once() -> None:
     docs: dict[str, str] = {}
     for name in ("masks", "freezing", "masked_linear"):
         module = importlib.import_module(f"autograd_notes.{name}")
-        docs |= {f"{name}:{k}": v for k, v in _docstrings(module).items()}
+        docs |= {f"{name}:{k}": v for k, v in docstrings(module).items()}
     stating = [where for where, doc in docs.items() if "whatever its gradient" in doc]
     assert stating == ["freezing:autograd_notes.freezing"]
     linking = [

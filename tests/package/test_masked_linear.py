@@ -32,6 +32,8 @@ from autograd_notes.masked_linear import (
     masked_linear,
 )
 
+from .helpers import docstrings
+
 # Not ``import autograd_notes.masked_linear as ...``: the package attribute of
 # that name is the re-exported function, which shadows the module.
 MODULE = importlib.import_module("autograd_notes.masked_linear")
@@ -1320,19 +1322,7 @@ def test_vmap_over_float_masks_is_a_clear_error() -> None:
 # docstrings
 
 
-def _docstrings(module: Any) -> dict[str, str]:
-    found = {module.__name__: inspect.getdoc(module) or ""}
-    for name in module.__all__:
-        obj = getattr(module, name)
-        found[name] = inspect.getdoc(obj) or ""
-        for attr, member in vars(obj).items() if isinstance(obj, type) else []:
-            doc = getattr(member, "__doc__", None)
-            if isinstance(doc, str) and not attr.startswith("__"):
-                found[f"{name}.{attr}"] = doc
-    return found
-
-
 def test_no_docstring_mentions_notes() -> None:
-    for where, doc in _docstrings(MODULE).items():
+    for where, doc in docstrings(MODULE).items():
         assert not re.search(r"\bnotes\b", doc, re.IGNORECASE), where
         assert "order and number" not in doc, where

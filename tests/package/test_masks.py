@@ -7,7 +7,6 @@ format, ``"{func}() argument '{name}' must be {expected}, not {actual}"``.
 from __future__ import annotations
 
 import importlib
-import inspect
 import math
 import re
 from collections.abc import Callable
@@ -27,6 +26,8 @@ from autograd_notes.masks import (
     mask_from_indices,
     random_mask,
 )
+
+from .helpers import docstrings
 
 MODULE = importlib.import_module("autograd_notes.masks")
 # Small tensors and no example database: the tests stay fast and write
@@ -672,19 +673,7 @@ def test_every_public_function_has_a_bad_input_case() -> None:
 # -- docstrings -------------------------------------------------------------------
 
 
-def _docstrings(module: Any) -> dict[str, str]:
-    found = {module.__name__: inspect.getdoc(module) or ""}
-    for name in module.__all__:
-        obj = getattr(module, name)
-        found[name] = inspect.getdoc(obj) or ""
-        for attr, member in vars(obj).items() if isinstance(obj, type) else []:
-            doc = getattr(member, "__doc__", None)
-            if isinstance(doc, str) and not attr.startswith("__"):
-                found[f"{name}.{attr}"] = doc
-    return found
-
-
 def test_no_docstring_mentions_notes() -> None:
-    for where, doc in _docstrings(MODULE).items():
+    for where, doc in docstrings(MODULE).items():
         assert not re.search(r"\bnotes\b", doc, re.IGNORECASE), where
         assert "order and number" not in doc, where
