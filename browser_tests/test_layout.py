@@ -240,6 +240,7 @@ SCREENSHOTS = {
     TUTORIAL: ("h2:has-text('Variable')",),
     "reference/graph.html": ("dt.sig",),
     "reference/masks.html": ("dt.sig",),
+    "reference/freezing.html": ("dt.sig",),
     CHEATSHEET: ("table",),
     "tutorials/03_grad_fn_and_the_graph.html": (
         ".sphx-glr-script-out pre:has-text('UserWarning')",
