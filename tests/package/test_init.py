@@ -101,3 +101,27 @@ def test_no_module_imports_a_private_name_of_a_sibling() -> None:
 def test_no_renderer_imports_another(renderer: str) -> None:
     others = RENDERERS - {renderer}
     assert not [s for s, _ in imports(renderer) if s in others]
+
+
+def docstring_and_code_lines(source: str) -> tuple[int, int]:
+    """Lines of module, class and function docstrings, and the other lines
+    that are neither blank nor only a comment."""
+    documented: set[int] = set()
+    scopes = ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, scopes) and ast.get_docstring(node) is not None:
+            first = node.body[0]
+            documented.update(range(first.lineno, (first.end_lineno or 0) + 1))
+    code = [
+        line.strip()
+        for number, line in enumerate(source.splitlines(), 1)
+        if number not in documented
+    ]
+    return len(documented), sum(1 for line in code if line and line[0] != "#")
+
+
+@pytest.mark.parametrize("path", sorted(SOURCE.glob("*.py")), ids=lambda p: p.name)
+def test_no_module_has_more_docstring_than_code(path: Path) -> None:
+    """The style rule: docstrings no longer than the code they describe."""
+    doc, code = docstring_and_code_lines(path.read_text())
+    assert doc <= code, f"{path.name}: {doc} docstring lines, {code} lines of code"
