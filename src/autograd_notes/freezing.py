@@ -1,33 +1,23 @@
 """Training only part of a weight: mask it, keep the rest frozen, check.
 
-The entries outside a mask (:mod:`autograd_notes.masks`) get no gradient when
-:func:`.apply_mask` or :func:`.parametrize_mask` masks the weight in the
-forward pass (the layer computes with ``W * M``), or when
-:func:`.register_grad_mask` masks the gradient instead (``W.grad * M``) and
-leaves the forward pass alone. :func:`.frozen_report` measures what an
-optimizer did outside the mask, and :func:`.keep_frozen` guarantees that
-those entries stay bit-identical through optimizer steps.
+Masking a weight in the forward pass (:func:`.apply_mask`,
+:func:`.parametrize_mask`) or its gradient (:func:`.register_grad_mask`)
+zeroes the gradient outside a mask (:mod:`autograd_notes.masks`);
+:func:`.frozen_report` checks those entries, :func:`.keep_frozen` freezes them.
 
 .. _zero-gradient-is-not-frozen:
 
-**A zero gradient is not frozen.** Masking the weight in the forward pass
-(:func:`.apply_mask`, :func:`.parametrize_mask`,
-:class:`~autograd_notes.MaskedLinear`) or its gradient
-(:func:`.register_grad_mask`) gives the entries outside the mask exactly zero
-gradient, but an optimizer can still move them:
+**A zero gradient is not frozen.** An optimizer can still move entries whose
+gradient a mask (these functions', or :class:`~autograd_notes.MaskedLinear`'s)
+makes exactly zero:
 
-* weight decay, coupled (``SGD`` or ``Adam`` with ``weight_decay=...``) or decoupled
-  (``AdamW``, whose default is ``weight_decay=0.01``), shrinks every entry
-  whatever its gradient;
-* momentum or Adam state built up before the mask was applied keeps moving
-  them for many steps.
+* weight decay, coupled (``SGD``, ``Adam``) or decoupled (``AdamW``, default
+  ``weight_decay=0.01``), shrinks every entry whatever its gradient;
+* momentum or Adam state built before the mask keeps moving them for many steps.
 
 Only writing the values back, as :func:`.keep_frozen` does, guarantees
-bit-identical entries.
-
-None of these functions modifies a tensor you pass in, except
-:func:`.keep_frozen`, whose whole point is to write into the parameter after
-each optimizer step. Every bad argument raises an error of the form
+bit-identical entries; it is the one function here that modifies a tensor
+you pass in. Every bad argument raises an error of the form
 ``"{function}() argument '{name}' must be {expected}, not {actual}"``.
 """
 
@@ -65,10 +55,8 @@ __all__ = [
 def zero_outside(tensor: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """``tensor`` with exact zeros of its own dtype where ``mask`` is False.
 
-    :func:`torch.where`, not a product, which would turn ``inf * 0`` into
-    ``nan``; differentiable, and fine under torch.func transforms. The one
-    masking op of the package: ``masked_linear`` uses it too, and a bitwise
-    twin of it with the same values where autograd records nothing.
+    :func:`torch.where`, not a product (``inf * 0`` is ``nan``); differentiable,
+    fine under torch.func. ``masked_linear`` uses it and a bitwise twin of it.
     """
     return torch.where(mask, tensor, tensor.new_zeros(()))
 
@@ -76,26 +64,21 @@ def zero_outside(tensor: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 def apply_mask(weight: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Return the masked weight ``W * M``, differentiable with respect to ``W``.
 
-    The result is a new tensor; ``weight`` is not modified. The gradient that
-    flows back to ``weight`` is the incoming gradient inside the mask and
-    exactly zero outside it, even where the incoming gradient is ``inf`` or
-    ``nan``.
-
-    Masked-out entries of the result are exact zeros even where ``weight``
-    holds ``inf`` or ``nan`` (computed with :func:`torch.where`, not a
-    multiplication, which would turn ``inf * 0`` into ``nan``).
+    ``weight`` is not modified. Outside the mask, the result and the gradient
+    reaching ``weight`` are exact zeros even where either holds ``inf`` or
+    ``nan`` (:func:`torch.where`, not a product); inside, the gradient passes.
 
     Parameters
     ----------
     weight : torch.Tensor
-        The weight to mask, of any dtype (bool and integer weights included).
+        The weight to mask, of any dtype (bool and integer included).
     mask : torch.Tensor
         A mask accepted by :func:`.check_mask` for ``weight``.
 
     Returns
     -------
     torch.Tensor
-        A tensor with ``weight``'s shape, dtype and device.
+        A new tensor with ``weight``'s shape, dtype and device.
 
     Raises
     ------
@@ -104,17 +87,11 @@ def apply_mask(weight: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
     Examples
     --------
-    >>> import torch
-    >>> w = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
-    >>> m = torch.tensor([[True, False], [False, True]])
-    >>> masked = apply_mask(w, m)
-    >>> masked
-    tensor([[1., 0.],
-            [0., 4.]], grad_fn=<WhereBackward0>)
+    >>> w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> masked = apply_mask(w, torch.tensor([True, False, True]))
     >>> masked.sum().backward()
-    >>> w.grad
-    tensor([[1., 0.],
-            [0., 1.]])
+    >>> masked, w.grad
+    (tensor([1., 0., 3.], grad_fn=<WhereBackward0>), tensor([1., 0., 1.]))
     >>> apply_mask(torch.tensor([7, 8]), torch.tensor([False, True]))
     tensor([0, 8])
     """
@@ -138,19 +115,12 @@ class _MaskParametrization(nn.Module):
 def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Module:
     """Make ``module.<name>`` the masked view ``W * M`` of the stored weight.
 
-    Uses :func:`torch.nn.utils.parametrize.register_parametrization`: the
-    trainable tensor moves to ``module.parametrizations.<name>.original`` and
-    every access to ``module.<name>`` returns it masked. The mask is stored
-    as a bool buffer of the parametrization module, so it appears in
-    ``module.state_dict()`` (as ``parametrizations.<name>.0.mask``), moves
-    with ``module.to(device)`` and stays bool under ``module.to(dtype)``.
-
-    ``original`` keeps its values at the masked-out entries (they are not
-    zeroed), and those entries receive exactly zero gradient, but
-    :ref:`a zero gradient is not frozen <zero-gradient-is-not-frozen>`.
-
-    The module is modified in place (a parametrization is registered) and
-    returned; the ``mask`` argument is copied, not kept.
+    The module is modified in place and returned. With
+    :func:`torch.nn.utils.parametrize.register_parametrization`, the tensor
+    moves to ``module.parametrizations.<name>.original``, which keeps its
+    values outside the mask (:ref:`a zero gradient is not frozen
+    <zero-gradient-is-not-frozen>`). A bool copy of ``mask`` is a buffer: in the
+    state dict, moved by ``module.to(device)``, bool under ``module.to(dtype)``.
 
     Parameters
     ----------
@@ -169,28 +139,19 @@ def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Mod
     Raises
     ------
     TypeError
-        If ``module`` is not a :class:`torch.nn.Module`, ``name`` is not a
-        string, or ``mask`` fails :func:`.check_mask`.
+        If ``module`` is not a :class:`torch.nn.Module` or ``name`` not a str.
     AttributeError
         If ``module`` has no tensor attribute ``name``.
-    ValueError
+    TypeError, ValueError
         If ``mask`` fails :func:`.check_mask`.
 
     Examples
     --------
-    >>> import torch
-    >>> lin = torch.nn.Linear(3, 2, bias=False)
-    >>> with torch.no_grad():
-    ...     _ = lin.weight.copy_(torch.arange(6.0).reshape(2, 3))
-    >>> parametrize_mask(lin, "weight", torch.tensor([[1.0, 1.0, 0.0]] * 2))
-    ParametrizedLinear(...)
-    >>> lin.weight
-    tensor([[0., 1., 0.],
-            [3., 4., 0.]], grad_fn=<WhereBackward0>)
-    >>> lin.parametrizations.weight.original
-    Parameter containing:
-    tensor([[0., 1., 2.],
-            [3., 4., 5.]], requires_grad=True)
+    >>> lin = torch.nn.Linear(3, 1, bias=False)
+    >>> _ = torch.nn.init.constant_(lin.weight, 2.0)
+    >>> lin = parametrize_mask(lin, "weight", torch.tensor([[1.0, 0.0, 1.0]]))
+    >>> lin.weight.tolist(), lin.parametrizations.weight.original.tolist()
+    ([[2.0, 0.0, 2.0]], [[2.0, 2.0, 2.0]])
     >>> sorted(lin.state_dict())
     ['parametrizations.weight.0.mask', 'parametrizations.weight.original']
     """
@@ -247,25 +208,18 @@ def _mask_grad(grad: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
 def register_grad_mask(param: torch.Tensor, mask: torch.Tensor) -> RemovableHandle:
     """Mask the gradient of a leaf tensor: its ``.grad`` becomes ``grad * M``.
 
-    Registers a hook with :meth:`torch.Tensor.register_hook`. The hook returns
-    a new tensor (``torch.where(M, grad, 0)``) and never modifies the
-    incoming gradient in place. The forward pass is unchanged, which is the
-    difference from :func:`.apply_mask`: here the masked-out weights still
-    take part in the computation, only their gradient is zeroed. Sparse COO
-    gradients (``nn.Embedding(..., sparse=True)``) stay sparse: their stored
-    values are masked.
-
-    Remember that :ref:`a zero gradient is not frozen
-    <zero-gradient-is-not-frozen>`. The mask is copied at registration;
-    changing it later has no effect.
+    The hook (:meth:`torch.Tensor.register_hook`) returns a new tensor and
+    never modifies the incoming gradient in place. Unlike :func:`.apply_mask`,
+    the masked-out weights still take part in the forward pass (and :ref:`a
+    zero gradient is not frozen <zero-gradient-is-not-frozen>`). Sparse COO
+    gradients (``nn.Embedding(..., sparse=True)``) stay sparse.
 
     Parameters
     ----------
     param : torch.Tensor
-        A dense leaf tensor that requires grad, typically an
-        :class:`torch.nn.Parameter`.
+        A dense leaf tensor that requires grad, e.g. a :class:`torch.nn.Parameter`.
     mask : torch.Tensor
-        A mask accepted by :func:`.check_mask` for ``param``.
+        A mask accepted by :func:`.check_mask` for ``param``, copied now.
 
     Returns
     -------
@@ -275,21 +229,19 @@ def register_grad_mask(param: torch.Tensor, mask: torch.Tensor) -> RemovableHand
     Raises
     ------
     TypeError
-        If ``param`` is not a dense tensor or ``mask`` fails
-        :func:`.check_mask`.
+        If ``param`` is not a dense tensor.
     ValueError
-        If ``param`` is not a leaf, does not require grad, or ``mask`` fails
-        :func:`.check_mask`.
+        If ``param`` is not a leaf or does not require grad.
+    TypeError, ValueError
+        If ``mask`` fails :func:`.check_mask`.
 
     Examples
     --------
-    >>> import torch
-    >>> w = torch.ones(2, 2, requires_grad=True)
-    >>> handle = register_grad_mask(w, torch.tensor([[True, False], [True, True]]))
+    >>> w = torch.ones(3, requires_grad=True)
+    >>> handle = register_grad_mask(w, torch.tensor([True, False, True]))
     >>> (3 * w).sum().backward()
     >>> w.grad
-    tensor([[3., 0.],
-            [3., 3.]])
+    tensor([3., 0., 3.])
     >>> handle.remove()
     """
     func = "register_grad_mask"
@@ -328,19 +280,14 @@ def register_grad_mask(param: torch.Tensor, mask: torch.Tensor) -> RemovableHand
 class FrozenReport:
     """What changed between two snapshots of a weight, outside and inside a mask.
 
-    Made by :func:`.frozen_report`. An entry counts as moved when its value
-    differs (with ``==`` in the tensors' own dtype, so ``0.0`` and ``-0.0``
-    are equal, as for :func:`torch.equal`, and 64-bit integers are compared
-    exactly); an entry that is ``nan`` in both snapshots counts as unchanged.
+    Made by :func:`.frozen_report`. An entry moved when it differs by ``==`` in
+    its own dtype (``0.0 == -0.0``, as in :func:`torch.equal`; 64-bit integers
+    exactly, even above ``2**53``); ``nan`` in both snapshots is unchanged.
 
     Examples
     --------
-    >>> r = FrozenReport(
-    ...     total_outside=4, moved_outside=1, max_abs_change_outside=0.5,
-    ...     total_inside=2, moved_inside=2,
-    ... )
-    >>> r.frozen
-    False
+    >>> r = FrozenReport(total_outside=4, moved_outside=1,
+    ...     max_abs_change_outside=0.5, total_inside=2, moved_inside=2)
     >>> print(r)
     NOT frozen: 1/4 outside the mask moved (max |change| 0.5), 2/2 inside moved
     """
@@ -375,9 +322,8 @@ class FrozenReport:
 def _abs_change(old: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
     """``|new - old|`` as float64; exact before rounding, for every real dtype.
 
-    Converting 64-bit integers to float64 first would round them (above
-    ``2**53``), so their difference is taken in 64-bit integer arithmetic:
-    ``max - min`` wraps around at most once, and read as unsigned it is exact.
+    64-bit integers are subtracted as such (float64 rounds above ``2**53``):
+    ``max - min`` wraps around at most once and, read as unsigned, is exact.
     """
     if old.dtype in (torch.int64, torch.uint64):
         if old.dtype == torch.uint64:
@@ -398,48 +344,38 @@ def frozen_report(
 ) -> FrozenReport:
     """Compare two snapshots of a weight outside and inside ``mask``.
 
-    Take ``before`` with ``param.detach().clone()`` (a clone: the optimizer
-    updates ``param`` in place), train, then pass ``param`` as ``after``.
-    Neither tensor is modified. Values are compared in their own dtype, so
-    every change is seen, even a change of 1 in an ``int64`` or ``uint64``
-    value above ``2**53``.
+    Take ``before`` with ``param.detach().clone()`` (the optimizer updates ``param``
+    in place), train, then pass ``param`` as ``after``. Neither tensor is modified.
 
     Parameters
     ----------
     before, after : torch.Tensor
-        The weight before and after, of the same shape, dtype and device.
-        Real dtypes only (bool, integer or floating), on a device that holds
-        values (not ``meta``).
+        The weight before and after: same shape, dtype and device; a real
+        dtype (bool, integer, floating), on a device with values (not ``meta``).
     mask : torch.Tensor
-        A mask accepted by :func:`.check_mask` for ``before``; ``True`` marks
-        the entries that were meant to train.
+        A mask accepted by :func:`.check_mask` for ``before`` (``True``: to train).
 
     Returns
     -------
     FrozenReport
-        The counts; ``report.frozen`` is ``True`` when every entry outside
-        the mask is unchanged (``nan`` staying ``nan`` counts as unchanged).
+        The counts; ``report.frozen`` when no entry outside the mask changed.
 
     Raises
     ------
     TypeError
-        If ``before`` or ``after`` is not a dense real tensor, their dtypes
-        differ, or ``mask`` fails :func:`.check_mask`.
+        If ``before`` or ``after`` is not a dense real tensor or dtypes differ.
     ValueError
-        If their shapes or devices differ, they are on the meta device, or
-        ``mask`` fails :func:`.check_mask`.
+        If their shapes or devices differ or they are on the meta device.
+    TypeError, ValueError
+        If ``mask`` fails :func:`.check_mask`.
 
     Examples
     --------
-    >>> import torch
     >>> before = torch.tensor([1.0, 2.0, 3.0, 4.0])
     >>> after = torch.tensor([1.5, 2.0, 3.0, 4.25])
-    >>> mask = torch.tensor([True, True, False, False])
-    >>> report = frozen_report(before, after, mask)
+    >>> report = frozen_report(before, after, torch.tensor([True, True, False, False]))
     >>> report.frozen, report.moved_outside, report.max_abs_change_outside
     (False, 1, 0.25)
-    >>> print(report)
-    NOT frozen: 1/2 outside the mask moved (max |change| 0.25), 1/2 inside moved
     """
     func = "frozen_report"
     for label, value in (("before", before), ("after", after)):
@@ -510,43 +446,26 @@ def keep_frozen(
 ) -> RemovableHandle:
     """Keep the entries of ``param`` outside ``mask`` bit-identical through steps.
 
-    **Modifies** ``param`` **in place, by design.** The current values of
-    ``param`` outside the mask are copied now; after every
-    ``optimizer.step()`` a step post-hook
-    (:meth:`torch.optim.Optimizer.register_step_post_hook`) writes them back
-    under :func:`torch.no_grad`. Whatever the optimizer did to those entries
-    (weight decay, momentum or Adam state, ``nan``), they end each step with
-    exactly the values they had at registration. Masking the gradient alone
-    does not guarantee this: :ref:`a zero gradient is not frozen
-    <zero-gradient-is-not-frozen>`.
-
-    A step pre-hook first checks that ``param`` still fits the copy. A cast
-    or move of the parameter in place, such as ``model.double()`` or
-    ``model.to(device)``, is followed: before the next step the copy is cast
-    to the parameter's dtype and moved to its device, so the frozen entries
-    keep their values from registration (rounded, if the new dtype is
-    narrower, exactly as the cast rounded them). A parameter whose shape
-    changed raises a :class:`RuntimeError` before the optimizer has modified
-    anything.
-
-    ``keep_frozen`` does not touch gradients: combine it with
-    :func:`.register_grad_mask` when the frozen entries' gradients must not
-    influence anything else either, e.g. a gradient-norm clip or an
-    optimizer whose update is not elementwise. The restore runs only after
-    ``optimizer.step()``: inside a step (an LBFGS closure, say) and after any
-    other in-place write the entries may differ until the step ends, and
-    values you write into them on purpose are overwritten at the next step.
+    **Modifies** ``param`` **in place, by design.** Its values outside the mask
+    are copied now, and a step post-hook writes them back (under
+    :func:`torch.no_grad`) after every ``optimizer.step()``, whatever the step
+    did, even ``nan`` (:ref:`a zero gradient is not frozen
+    <zero-gradient-is-not-frozen>`); within a step (an LBFGS closure) or after
+    other in-place writes they may differ until it ends. A step pre-hook
+    follows in-place casts and moves of ``param`` (``model.to(device)``,
+    ``model.half()``, which rounds the copy as it rounds ``param``) and raises
+    :class:`RuntimeError` for a changed shape, before the step. Gradients are
+    untouched: add :func:`.register_grad_mask` if they must not reach a
+    gradient-norm clip or a non-elementwise update.
 
     Parameters
     ----------
     optimizer : torch.optim.Optimizer
         The optimizer that updates ``param``.
     param : torch.Tensor
-        A tensor in one of ``optimizer.param_groups``, on a device that holds
-        values (not ``meta``).
+        A tensor in ``optimizer.param_groups``, on a device with values (not meta).
     mask : torch.Tensor
-        A mask accepted by :func:`.check_mask` for ``param``; ``True`` marks
-        the entries that may train. It is copied at registration.
+        A mask accepted by :func:`.check_mask` for ``param``, copied (``True``: trains).
 
     Returns
     -------
@@ -556,27 +475,21 @@ def keep_frozen(
     Raises
     ------
     TypeError
-        If ``optimizer`` is not a :class:`torch.optim.Optimizer`, ``param``
-        is not a dense tensor, or ``mask`` fails :func:`.check_mask`.
+        If ``optimizer`` is not a :class:`torch.optim.Optimizer`, ``param`` not dense.
     ValueError
-        If ``param`` is not in the optimizer's ``param_groups`` (compared by
-        identity), is on the meta device, or ``mask`` fails
-        :func:`.check_mask`.
+        If ``param`` is not in ``optimizer.param_groups`` (by identity) or on meta.
+    TypeError, ValueError
+        If ``mask`` fails :func:`.check_mask`.
 
     Examples
     --------
-    >>> import torch
-    >>> w = torch.nn.Parameter(torch.ones(2, 2))
+    >>> w = torch.nn.Parameter(torch.ones(2))
     >>> opt = torch.optim.AdamW([w], lr=0.1, weight_decay=0.5)
-    >>> mask = torch.tensor([[True, False], [False, True]])
-    >>> handle = keep_frozen(opt, w, mask)
-    >>> for _ in range(3):
-    ...     opt.zero_grad()
-    ...     (w**2).sum().backward()
-    ...     opt.step()
+    >>> handle = keep_frozen(opt, w, torch.tensor([True, False]))
+    >>> (w**2).sum().backward()
+    >>> opt.step()
     >>> w.detach()
-    tensor([[0.5750, 1.0000],
-            [1.0000, 0.5750]])
+    tensor([0.8500, 1.0000])
     >>> handle.remove()
     """
     func = "keep_frozen"

@@ -1,15 +1,12 @@
 """Masks that decide which entries of a weight may learn: building and checking.
 
 A mask ``M`` has the weight's exact shape; ``True`` (or ``1.0``) marks an
-entry that trains, ``False`` (or ``0.0``) one that stays put.
-:func:`.random_mask`, :func:`.mask_from_indices` and
-:func:`.mask_from_condition` build one; :func:`.check_mask` validates one
-against its weight, as every function that takes a mask does. Using a mask
-to train only part of a weight is :mod:`autograd_notes.freezing`'s job.
-
-None of these functions modifies a tensor you pass in. Every bad argument
-raises an error of the form
-``"{function}() argument '{name}' must be {expected}, not {actual}"``.
+entry that trains, ``False`` (or ``0.0``) one that stays put (see
+:mod:`autograd_notes.freezing`). :func:`.random_mask`,
+:func:`.mask_from_indices` and :func:`.mask_from_condition` build one;
+:func:`.check_mask`, used by every function that takes a mask, validates
+one. No function here modifies a tensor you pass in. Every bad argument
+raises ``"{function}() argument '{name}' must be {expected}, not {actual}"``.
 """
 
 from __future__ import annotations
@@ -83,18 +80,15 @@ def random_mask(
     Parameters
     ----------
     shape : int or sequence of int
-        The mask's shape, usually ``weight.shape``; sizes must be
-        non-negative.
+        The mask's shape, usually ``weight.shape``; sizes must be non-negative.
     p : real number, default 0.5
-        The probability that an entry is trainable (``True``), in ``[0, 1]``.
-        Any :class:`numbers.Real` but a bool is accepted (``1``, ``0.25``,
-        ``fractions.Fraction(1, 4)``, a NumPy float); ``p=0`` freezes
-        everything, ``p=1`` trains everything.
+        The probability that an entry trains, in ``[0, 1]``: any :class:`numbers.Real`
+        but a bool (``1``, ``0.25``, ``fractions.Fraction(1, 4)``, a NumPy float);
+        ``p=0`` freezes everything, ``p=1`` trains everything.
     generator : torch.Generator, optional
-        The random number generator to draw from. Pass a seeded
-        :class:`torch.Generator` for a reproducible mask.
+        The generator to draw from; a seeded one gives a reproducible mask.
     device : torch.device or str, optional
-        Where to create the mask. Defaults to the generator's device, or the
+        Where to create the mask: by default the generator's device, or the
         CPU without a generator; it must match the generator's device.
 
     Returns
@@ -105,18 +99,15 @@ def random_mask(
     Raises
     ------
     TypeError
-        If ``shape`` is not an int or a sequence of ints, ``p`` is not a real
-        number (or is a bool), or ``generator`` is not a
-        :class:`torch.Generator`.
+        If ``shape`` is not an int or a sequence of ints, ``p`` not a real
+        number (or a bool), or ``generator`` not a :class:`torch.Generator`.
     ValueError
-        If ``shape`` holds a negative size or more than ``2**63 - 1``
-        entries, ``p`` lies outside ``[0, 1]``, or ``device`` is not a device,
-        is one this torch cannot use (``"cuda"`` without CUDA) or differs from
-        the generator's.
+        If ``shape`` holds a negative size or more than ``2**63 - 1`` entries,
+        ``p`` lies outside ``[0, 1]``, or ``device`` is not a device, unusable
+        here (``"cuda"`` without CUDA) or not the generator's.
 
     Examples
     --------
-    >>> import torch
     >>> g = torch.Generator().manual_seed(0)
     >>> random_mask((2, 4), p=0.5, generator=g)
     tensor([[ True, False,  True,  True],
@@ -215,21 +206,18 @@ def mask_from_indices(
     """Build a 2-D mask that trains the chosen rows and columns of a weight.
 
     An entry ``(i, j)`` is ``True`` when row ``i`` is in ``rows`` **and**
-    column ``j`` is in ``cols``. For a :class:`torch.nn.Linear` weight of
-    shape ``(out_features, in_features)``, ``cols`` picks the inputs whose
-    weights may learn and ``rows`` the outputs.
+    column ``j`` is in ``cols``. For a :class:`torch.nn.Linear` weight
+    ``(out_features, in_features)``, ``cols`` picks inputs and ``rows`` outputs.
 
     Parameters
     ----------
     shape : sequence of int
         The weight's shape; it must have exactly two dimensions.
     rows : sequence of int or torch.Tensor, optional
-        Row indices to train, as a sequence of ints or a 1-D integer tensor.
-        ``None`` (the default) means every row. Indices must lie in
-        ``0..shape[0] - 1`` (negative indices are rejected); duplicates are
-        allowed, an empty sequence selects nothing.
+        Row indices to train (ints or a 1-D integer tensor) in ``0..shape[0] - 1``;
+        duplicates allowed, empty selects nothing, ``None`` (default) every row.
     cols : sequence of int or torch.Tensor, optional
-        Column indices to train, like ``rows``. ``None`` means every column.
+        Column indices to train, like ``rows``.
     device : torch.device or str, optional
         Where to create the mask (the CPU by default).
 
@@ -247,15 +235,11 @@ def mask_from_indices(
         If ``shape`` is not 2-D, ``rows``/``cols`` is a tensor that is not
         1-D or is on the meta device, or ``device`` is not a device.
     IndexError
-        If an index lies outside its valid range; the message names the
-        argument, the position and the range.
+        If an index (negative ones included) lies outside its range; the
+        message names the argument, the position and the range.
 
     Examples
     --------
-    >>> mask_from_indices((3, 4), cols=[0, 2])
-    tensor([[ True, False,  True, False],
-            [ True, False,  True, False],
-            [ True, False,  True, False]])
     >>> mask_from_indices((3, 4), rows=[1], cols=[0, 2])
     tensor([[False, False, False, False],
             [ True, False,  True, False],
@@ -288,8 +272,7 @@ def mask_from_condition(condition: torch.Tensor) -> torch.Tensor:
     Parameters
     ----------
     condition : torch.Tensor
-        A dense tensor of dtype ``torch.bool``; ``True`` marks entries that
-        train.
+        A dense tensor of dtype ``torch.bool``; ``True`` marks entries that train.
 
     Returns
     -------
@@ -304,7 +287,6 @@ def mask_from_condition(condition: torch.Tensor) -> torch.Tensor:
 
     Examples
     --------
-    >>> import torch
     >>> w = torch.tensor([[0.5, -0.05], [0.0, -0.3]])
     >>> mask_from_condition(w.abs() > 0.1)
     tensor([[ True, False],
@@ -330,10 +312,9 @@ def check_mask(
     """Validate ``mask`` against ``weight`` and return it as a bool tensor.
 
     The mask must be a dense tensor of exactly ``weight.shape`` (no
-    broadcasting), of dtype ``torch.bool`` or a floating dtype holding only 0
-    and 1, on the weight's device. The input is never modified; a float mask
-    is converted to a new bool tensor. A float mask on the meta device is
-    rejected, because its values cannot be checked there.
+    broadcasting) on the weight's device, of dtype ``torch.bool`` or a floating
+    dtype holding only 0 and 1 (not on the meta device, where values cannot be
+    checked). The input is never modified; a float mask becomes a new bool tensor.
 
     Parameters
     ----------
@@ -352,15 +333,13 @@ def check_mask(
     Raises
     ------
     TypeError
-        If ``mask`` or ``weight`` is not a dense tensor (a nested or sparse
-        tensor is not), or ``mask`` has a dtype other than bool/floating.
+        If ``mask`` or ``weight`` is not a dense tensor (nested and sparse ones
+        are not), or ``mask``'s dtype is not bool or floating.
     ValueError
-        If the shape differs, a float mask holds values other than 0 and 1,
-        or the devices differ.
+        If the shapes or devices differ or a float mask holds a value not 0 or 1.
 
     Examples
     --------
-    >>> import torch
     >>> w = torch.zeros(2, 3)
     >>> check_mask(torch.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]]), w)
     tensor([[ True, False,  True],

@@ -1,10 +1,7 @@
 """Print the backward graph behind a tensor as an indented tree.
 
-:func:`.format_graph` prints the entries of the view (see
-``autograd_notes.view``): one line each, numbered ``[0]``, ``[1]``, ... in
-walk order, a single input on the next line at the same indent, several
-inputs as branches. Every traversal uses an explicit stack, never recursion,
-so a chain of a million steps prints (in two lines, collapsed).
+:func:`.format_graph` prints the view's entries (``autograd_notes.view``) with
+an explicit stack, never recursion, so a million-step chain prints (collapsed).
 """
 
 from __future__ import annotations
@@ -60,53 +57,47 @@ def format_graph(
     root : torch.Tensor or torch.autograd.graph.Node
         The tensor (its ``grad_fn`` is the top of the tree) or a node.
     names : mapping of str to object, optional
-        Labels for tensors, matched by identity, e.g.
-        ``dict(model.named_parameters())`` or ``locals()``. Values that are
-        not tensors are ignored; a tensor listed twice keeps its first name.
-        A named leaf labels its ``AccumulateGrad`` node; a named non-leaf
-        tensor labels its ``grad_fn`` (``grad_fn of y``).
+        Labels for tensors, matched by identity (``locals()``,
+        ``dict(model.named_parameters())``); non-tensors are ignored, a tensor
+        listed twice keeps its first name. A named leaf labels its
+        ``AccumulateGrad`` node, a named non-leaf its ``grad_fn`` (``grad_fn of y``).
     show_saved : bool, default False
-        Under each node, list what it saved for backward, without running any
-        user code: a value packed by ``saved_tensors_hooks`` or a checkpoint
-        shows as ``<not unpacked: ...>``, a freed one as
-        ``<freed by backward>``. A collapsed run lists its first node's.
+        List under each node (a collapsed run: its first) what it saved for
+        backward, running no user code: ``<not unpacked: ...>`` for a value packed
+        by ``saved_tensors_hooks`` or a checkpoint, ``<freed by backward>`` if freed.
     show_retained : bool, default False
         Mark named non-leaf tensors that called ``retain_grad()``.
     collapse : bool, default True
-        Print a run of three or more nodes of one kind, each the only input
-        of the one before and reached from nowhere else, as one entry
+        Print a run of three or more nodes of one kind, each the only input of
+        the one before and reached from nowhere else, as one entry
         ``[a-b] Kind ×count``. ``False`` prints every node.
     modules : ModuleTrace, optional
-        From :func:`.track_modules`: each node is marked
-        ``[in block.0.mlp]``, the module whose forward made it.
+        From :func:`.track_modules`: mark each node ``[in block.0.mlp]``, the
+        module whose forward made it.
     depth : int, optional
-        With ``modules``: show each module at this depth of its dotted path
-        (1 for ``block``, 2 for ``block.0``) as one entry that lists how many
-        nodes of which kinds it holds. Nodes made outside the model stay.
+        With ``modules``: show each module at this depth of its dotted path (1
+        for ``block``, 2 for ``block.0``) as one entry listing how many nodes of
+        which kinds it holds. Nodes made outside the model stay.
 
     Returns
     -------
     str
-        One line per entry, without a trailing newline. Entries are numbered
-        by walk order (:func:`.walk_graph`), or in order of appearance when
-        grouped by module. A single input follows on the next line at the
-        same indent, several inputs branch with ``├─``/``└─``, an entry
-        reached again is a back-reference ``-> [3] AccumulateGrad (see
-        above)``; branches deeper than 64 levels are not indented further.
-        Unprintable characters in names appear as escapes (``\\n``). A
-        tensor with no ``grad_fn`` gives one line describing it.
+        One line per entry, no trailing newline, numbered in walk order
+        (:func:`.walk_graph`; grouped by module: order of appearance). One input
+        follows at the same indent, several branch (``├─``/``└─``, up to 64 levels
+        deep); an entry reached again is ``-> [3] AccumulateGrad (see above)``.
+        Unprintable characters in names are escaped (``\\n``); a tensor with no
+        ``grad_fn`` gives one line.
 
     Raises
     ------
     TypeError
-        For a bad ``root``, ``names``, ``modules`` or ``depth``, or a flag
-        that is not a bool.
+        For a bad ``root``, ``names``, ``modules`` or ``depth``, or a non-bool flag.
     ValueError
         For ``depth`` below 1 or without ``modules``.
 
     Examples
     --------
-    >>> import torch
     >>> a = torch.ones(2, requires_grad=True)
     >>> b = torch.full((2,), 3.0, requires_grad=True)
     >>> y = (a * b + a).sum()

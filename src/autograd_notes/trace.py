@@ -2,10 +2,8 @@
 
 :func:`.track_modules` records, during a forward pass, the range of node
 sequence numbers each module's forward used; the :class:`.ModuleTrace` it
-yields then names the module of any node, so that
-:func:`autograd_notes.format_graph`, :func:`autograd_notes.to_dot`,
-:func:`autograd_notes.render_dot` and :func:`autograd_notes.draw_graph` can
-mark each node with its module or group a model's graph by module.
+yields then names the module of any node, so that the printing functions
+can mark each node with its module or group a model's graph by module.
 """
 
 from __future__ import annotations
@@ -45,7 +43,6 @@ class ModuleTrace:
 
     Examples
     --------
-    >>> import torch
     >>> model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU())
     >>> with track_modules(model) as trace:
     ...     out = model(torch.ones(1, 2)).sum()
@@ -119,10 +116,9 @@ def track_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
     """Record which submodule of ``model`` makes each backward node.
 
     Inside the ``with`` block, every forward call of ``model`` and its
-    submodules records the range of node sequence numbers it used. The
-    :class:`.ModuleTrace` it yields then tells, for each node, the dotted path
-    (as in ``model.named_modules()``) of the innermost module that made it.
-    Forward hooks are removed on exit.
+    submodules records the range of node sequence numbers it used; the
+    :class:`.ModuleTrace` then gives each node's innermost module, as a dotted
+    path like those of ``model.named_modules()``. Hooks are removed on exit.
 
     Parameters
     ----------
@@ -141,7 +137,6 @@ def track_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
 
     Examples
     --------
-    >>> import torch
     >>> model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Tanh())
     >>> with track_modules(model) as trace:
     ...     loss = model(torch.ones(1, 2)).sum()

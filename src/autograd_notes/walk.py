@@ -1,26 +1,21 @@
 """Walk the backward graph behind a tensor, and free it without crashing.
 
-Calling an operation on a tensor that requires grad records a *node*
-(``y.grad_fn``) that knows how to send a gradient back to the operation's
-inputs. Each node lists the nodes it feeds in ``node.next_functions``, a tuple
-of ``(node_or_None, input_nr)`` pairs, one per input (``None`` where that input
-needs no gradient). Following those links from ``y.grad_fn`` reaches every
-node that ``y.backward()`` will run, and ends at ``AccumulateGrad`` nodes, one
-per leaf tensor, whose ``node.variable`` is the leaf that receives ``.grad``.
+An operation on a tensor that requires grad records a *node* (``y.grad_fn``)
+that sends gradients to its inputs, one ``(node_or_None, input_nr)`` pair of
+``node.next_functions`` each (``None``: no gradient). From ``y.grad_fn`` they
+reach every node ``y.backward()`` runs, ending at one ``AccumulateGrad`` node
+per leaf, whose ``node.variable`` is the leaf that receives ``.grad``.
 
-:func:`.walk_graph` lists the nodes, each once, in a fixed order, with an
-explicit stack, never recursion; every function that prints, exports or draws
-the graph starts from the same walk and numbers nodes ``[0]``, ``[1]``, ... in
-the order it first reaches them. None of them runs user code: no
-``__torch_function__`` of a tensor subclass is called.
+:func:`.walk_graph` lists the nodes, each once, in a fixed order (an explicit
+stack, never recursion; linear time); every function that prints, exports or
+draws the graph numbers nodes ``[0]``, ``[1]``, ... in that order. None runs
+user code: no ``__torch_function__`` of a tensor subclass is called.
 
-Deep graphs and PyTorch 2.13+: once Python has seen a node, freeing the graph
-recurses once per node in C and crashes the interpreter for graphs tens of
-thousands of nodes deep (see the docs page "Known PyTorch issue: freeing a
-deep graph crashes"). So a walked graph of 1,000 nodes or more is held, and
-freed one node at a time without deep recursion once nothing else uses it
-(see ``_release``). Dropping the tensor afterwards is safe, and
-:func:`.free_graph` frees a graph right away.
+Deep graphs and PyTorch 2.13+: freeing a graph Python has seen recurses once
+per node in C and crashes for graphs tens of thousands of nodes deep (docs:
+"Known PyTorch issue: freeing a deep graph crashes"). So a walked graph of
+1,000+ nodes is held and freed a node at a time once unused (``_release``):
+dropping the tensor is safe; :func:`.free_graph` frees a graph right away.
 """
 
 from __future__ import annotations
@@ -50,8 +45,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 def runs_no_user_code(func: _F) -> _F:
     """Run ``func`` with ``__torch_function__`` off (subclasses and modes).
 
-    Reading a tensor's ``grad_fn``, shape or dtype would otherwise call a
-    subclass's ``__torch_function__``: user code, run by a read-only call.
+    Reading a tensor's ``grad_fn``, shape or dtype would otherwise run user code.
     """
 
     @functools.wraps(func)
@@ -65,7 +59,7 @@ def runs_no_user_code(func: _F) -> _F:
 class Graph(NamedTuple):
     """The nodes in visit order and their inputs, as flat index arrays.
 
-    The inputs of ``nodes[i]`` are ``nodes[k]`` for ``k`` in
+    ``nodes[i]``'s inputs are ``nodes[k]`` for ``k`` in
     ``inputs[starts[i]:starts[i + 1]]``, in ``next_functions`` order.
     """
 
@@ -94,9 +88,7 @@ def leaf_of(node: Node) -> torch.Tensor | None:
 def _gc_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector, restoring it afterwards.
 
-    Walking allocates a few objects per node. On a graph of a million nodes
-    the collector would otherwise run several full passes over everything
-    alive in the process, which makes a walk about five times slower.
+    Its full passes would make a walk of a million nodes about five times slower.
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -108,13 +100,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 def walk(root: Node) -> Graph:
-    """Depth-first preorder over ``next_functions``, each node once.
-
-    Inputs are taken in ``next_functions`` order and ``None`` edges are
-    dropped. Nodes are told apart by identity: autograd hands out the same
-    Python object for a node for as long as the node lives. A graph of
-    ``_HOLD_MIN`` nodes or more is handed to ``_release`` to be freed safely.
-    """
+    """Depth-first preorder, each node once (by identity: one object per live node)."""
     nodes: list[Node] = []
     starts: list[int] = []
     found: list[Node] = []  # inputs, flat, as objects; made indices at the end
@@ -159,25 +145,17 @@ def walk_graph(root: torch.Tensor | Node) -> list[Node]:
     Returns
     -------
     list of torch.autograd.graph.Node
-        Depth-first preorder: a node comes before its inputs, and inputs are
-        taken in ``next_functions`` order, skipping ``None``. A node reached
-        by several paths appears once, where it is first reached. A tensor
-        without a ``grad_fn`` gives an empty list.
+        Depth-first preorder: a node before its inputs, taken in
+        ``next_functions`` order, skipping ``None``; a node reached by several
+        paths appears once, where first reached. No ``grad_fn``: ``[]``.
 
     Raises
     ------
     TypeError
         If ``root`` is neither a tensor nor a node.
 
-    Notes
-    -----
-    The walk uses an explicit stack and runs in time linear in nodes plus
-    edges. A graph of 1,000 nodes or more is then freed safely whenever it is
-    dropped (see the module notes).
-
     Examples
     --------
-    >>> import torch
     >>> x = torch.ones(3, requires_grad=True)
     >>> [type(node).__name__ for node in walk_graph((x * 2).sum())]
     ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
@@ -192,24 +170,21 @@ def walk_graph(root: torch.Tensor | Node) -> list[Node]:
 def free_graph(tensor: torch.Tensor) -> int:
     """Detach ``tensor`` from its backward graph and free the graph safely.
 
-    Use it to drop a graph that Python code has walked (this package's
-    functions, torchviz, a loop over ``next_functions``): with PyTorch 2.13+
-    dropping such a graph the ordinary way crashes the interpreter once it is
-    tens of thousands of nodes deep. Works on any graph, chains and branching
-    graphs alike.
+    For any graph that Python code has walked (this package, torchviz, a loop over
+    ``next_functions``), chain or branching: see the module on deep graphs.
 
     Parameters
     ----------
     tensor : torch.Tensor
-        The output whose graph to free. It keeps its values, but afterwards
-        has no ``grad_fn`` and does not require grad (``tensor.detach_()``).
+        The output whose graph to free. It keeps its values, but then has no
+        ``grad_fn`` and does not require grad (``tensor.detach_()``).
 
     Returns
     -------
     int
-        How many nodes were freed now. Nodes that other tensors still use
-        are freed, one at a time, once those are dropped. A view cannot be
-        detached in place: its graph is freed once the view is dropped.
+        How many nodes were freed now. Nodes other tensors still use are freed,
+        one at a time, once those are dropped. A view cannot be detached in
+        place: its graph is freed once the view is dropped.
 
     Raises
     ------
@@ -218,11 +193,7 @@ def free_graph(tensor: torch.Tensor) -> int:
 
     Examples
     --------
-    >>> import torch
-    >>> x = torch.ones(2, requires_grad=True)
-    >>> y = x
-    >>> for _ in range(5):
-    ...     y = y * 2
+    >>> y = torch.ones(2, requires_grad=True) * 2 * 2 * 2 * 2 * 2
     >>> free_graph(y), y.grad_fn
     (6, None)
     """
