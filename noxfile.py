@@ -50,7 +50,9 @@ def tests(session: nox.Session) -> None:
     """Unit tests, doctests of src/, `>>>` examples in docs/, strictness checks."""
     install(session, "-e", ".[test,docs]")
     # tests/site/test_pdf.py checks the printed PDFs: `nox -s pdf` runs it.
-    session.run("pytest", "--ignore=tests/site/test_pdf.py", *session.posargs)
+    # Two workers, a test file each at a time (its module fixtures are built once).
+    xdist = ["-n", "2", "--dist", "loadfile"]
+    session.run("pytest", *xdist, "--ignore=tests/site/test_pdf.py", *session.posargs)
 
 
 @nox.session(python=PYTHON)

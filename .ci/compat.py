@@ -31,6 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".nox" / "compat-envs"
 CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+# The machine's two cores: pytest workers, and scripts run at once.
+WORKERS = 2
 OPTION = re.compile(r"^:[\w-]+:.*$\n?|^---\n.*?^---\n", re.MULTILINE | re.DOTALL)
 
 
@@ -100,30 +102,39 @@ def page_code(page: Path) -> str | None:
 
 def check_version(python: Path, log: Path) -> dict[str, str]:
     install_package(python, log)
-    package = ["tests/package"]
+    package = ["tests/package", "-n", str(WORKERS), "--dist", "loadfile"]
     results = {
         "package tests": pytest_counts(python, log, "package", *package),
         "doctests": pytest_counts(python, log, "doctests", "--doctest-modules", "src"),
     }
     scripts = sorted((ROOT / "gallery").glob("[0-9][0-9]_*.py"))
-    passed = sum(
-        run([str(python), "-W", "error", str(s)], log, cwd=s.parent) for s in scripts
-    )
-    results["gallery scripts"] = f"{passed}/{len(scripts)}"
     pages = [
         p for p in sorted((ROOT / "docs").rglob("*.md")) if "_build" not in p.parts
     ]
     codes = [(p, c) for p in pages if (c := page_code(p)) is not None]
-    passed = 0
     with tempfile.TemporaryDirectory() as tmp:
+        runs = [(s, s.parent) for s in scripts]
         for page, code in codes:
             script = Path(tmp) / f"{page.stem}.py"
             script.write_text(code)
-            passed += run(
-                [str(python), "-W", "error", str(script)], log, cwd=page.parent
-            )
-    results["pages"] = f"{passed}/{len(codes)}"
+            runs.append((script, page.parent))
+        # Each run has its own log: the pool's runs overlap.
+        with ThreadPoolExecutor(WORKERS) as pool:
+            passed = list(pool.map(lambda job: run_script(python, log, *job), runs))
+    results["gallery scripts"] = f"{sum(passed[: len(scripts)])}/{len(scripts)}"
+    results["pages"] = f"{sum(passed[len(scripts) :])}/{len(codes)}"
     return results
+
+
+def run_script(python: Path, log: Path, script: Path, cwd: Path) -> bool:
+    """``python -W error script`` in ``cwd``; its output goes to ``log`` after it."""
+    own = log.with_suffix(f".{script.stem}.log")
+    own.write_text("")
+    passed = run([str(python), "-W", "error", str(script)], own, cwd=cwd)
+    with log.open("a") as out:
+        out.write(own.read_text())
+    own.unlink()
+    return passed
 
 
 def main(versions: list[str]) -> int:
