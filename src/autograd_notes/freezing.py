@@ -7,9 +7,8 @@ zeroes the gradient outside a mask (:mod:`autograd_notes.masks`);
 
 .. _zero-gradient-is-not-frozen:
 
-**A zero gradient is not frozen.** An optimizer can still move entries whose
-gradient a mask (these functions', or :class:`~autograd_notes.MaskedLinear`'s)
-makes exactly zero:
+**A zero gradient is not frozen.** An optimizer can still move entries that a
+mask (here or in :class:`~autograd_notes.MaskedLinear`) gives exactly zero gradient:
 
 * weight decay, coupled (``SGD``, ``Adam``) or decoupled (``AdamW``, default
   ``weight_decay=0.01``), shrinks every entry whatever its gradient;
@@ -87,6 +86,7 @@ def apply_mask(weight: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
     Examples
     --------
+    >>> import torch
     >>> w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
     >>> masked = apply_mask(w, torch.tensor([True, False, True]))
     >>> masked.sum().backward()

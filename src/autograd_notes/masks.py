@@ -1,12 +1,11 @@
 """Masks that decide which entries of a weight may learn: building and checking.
 
-A mask ``M`` has the weight's exact shape; ``True`` (or ``1.0``) marks an
-entry that trains, ``False`` (or ``0.0``) one that stays put (see
-:mod:`autograd_notes.freezing`). :func:`.random_mask`,
-:func:`.mask_from_indices` and :func:`.mask_from_condition` build one;
-:func:`.check_mask`, used by every function that takes a mask, validates
-one. No function here modifies a tensor you pass in. Every bad argument
-raises ``"{function}() argument '{name}' must be {expected}, not {actual}"``.
+A mask ``M`` has the weight's exact shape; ``True`` (or ``1.0``) marks an entry that
+trains (:mod:`autograd_notes.freezing`), ``False`` (or ``0.0``) one that stays put.
+:func:`.random_mask`, :func:`.mask_from_indices` and :func:`.mask_from_condition`
+build one; :func:`.check_mask`, used by every function that takes a mask, validates
+one. No function here modifies a tensor you pass in. Every bad argument raises
+``"{function}() argument '{name}' must be {expected}, not {actual}"``.
 """
 
 from __future__ import annotations
@@ -340,6 +339,7 @@ def check_mask(
 
     Examples
     --------
+    >>> import torch
     >>> w = torch.zeros(2, 3)
     >>> check_mask(torch.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]]), w)
     tensor([[ True, False,  True],
