@@ -127,6 +127,7 @@ def docs_live(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def compat(session: nox.Session) -> None:
     """Unit tests, doctests, tutorials and pages under the oldest and newest torch."""
+    install(session, "myst-nb")  # reads the pages' cells as the docs build does
     session.run("python", ".ci/compat.py", *(session.posargs or TORCH_RANGE))
 
 

@@ -9,7 +9,10 @@ else pinned by ``constraints.txt``), then runs, with warnings as errors:
   of ``src/``;
 * every gallery script, as ``python -W error gallery/NN_name.py``;
 * the code of every executed page (``file_format: mystnb``), cell after cell
-  in one process, as the page's reader would paste it.
+  in one process, as the page's reader would paste it: every code cell that
+  the docs build executes, hidden ones (``remove-cell``) included. The cells
+  come from myst-nb's own reader, the one the build uses, so what runs here
+  is what the build runs (``tests/site/test_compat.py`` counts them).
 
 Usage: ``python .ci/compat.py 2.13.0 2.15.0`` (``nox -s compat`` runs it with
 pyproject.toml's ``verified-torch``).
@@ -30,10 +33,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".nox" / "compat-envs"
-CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 # The machine's two cores: pytest workers, and scripts run at once.
 WORKERS = 2
-OPTION = re.compile(r"^:[\w-]+:.*$\n?|^---\n.*?^---\n", re.MULTILINE | re.DOTALL)
 
 
 def run(cmd: list[str], log: Path, **kwargs: object) -> bool:
@@ -92,12 +93,27 @@ def pytest_counts(python: Path, log: Path, name: str, *args: str) -> str:
     return f"{total - failed}/{total}"
 
 
-def page_code(page: Path) -> str | None:
-    """The code cells of an executed page, joined, or None for a static page."""
-    text = page.read_text()
-    if "file_format: mystnb" not in text.split("\n---", 1)[0]:
+def page_cells(page: Path) -> list[str] | None:
+    """The non-empty code cells of an executed page, or None for a static page.
+
+    myst-nb's reader is the one the docs build executes the page with: it
+    takes each cell's options (``:tags:``, a ``---`` block) off its source.
+    """
+    from myst_nb.core.read import (
+        is_myst_markdown_notebook,
+        read_myst_markdown_notebook,
+    )
+
+    text = page.read_text(encoding="utf-8")
+    if not is_myst_markdown_notebook(text):
         return None
-    return "\n\n".join(OPTION.sub("", cell) for cell in CELL.findall(text))
+    cells = read_myst_markdown_notebook(text).cells
+    return [c.source for c in cells if c.cell_type == "code" and c.source.strip()]
+
+
+def page_code(cells: list[str]) -> str:
+    """One script of the cells, each after a comment that numbers it."""
+    return "\n\n".join(f"# cell {i}\n{cell}" for i, cell in enumerate(cells, 1))
 
 
 def check_version(python: Path, log: Path) -> dict[str, str]:
@@ -111,18 +127,24 @@ def check_version(python: Path, log: Path) -> dict[str, str]:
     pages = [
         p for p in sorted((ROOT / "docs").rglob("*.md")) if "_build" not in p.parts
     ]
-    codes = [(p, c) for p in pages if (c := page_code(p)) is not None]
+    codes = [(p, c) for p in pages if (c := page_cells(p)) is not None]
     with tempfile.TemporaryDirectory() as tmp:
         runs = [(s, s.parent) for s in scripts]
-        for page, code in codes:
+        for page, cells in codes:
             script = Path(tmp) / f"{page.stem}.py"
-            script.write_text(code)
+            script.write_text(page_code(cells), encoding="utf-8")
             runs.append((script, page.parent))
         # Each run has its own log: the pool's runs overlap.
         with ThreadPoolExecutor(WORKERS) as pool:
             passed = list(pool.map(lambda job: run_script(python, log, *job), runs))
     results["gallery scripts"] = f"{sum(passed[: len(scripts)])}/{len(scripts)}"
-    results["pages"] = f"{sum(passed[len(scripts) :])}/{len(codes)}"
+    page_passed = passed[len(scripts) :]
+    results["pages"] = f"{sum(page_passed)}/{len(codes)}"
+    # A page's script stops at its first failing cell: only a passed page
+    # ran all of its cells.
+    counts = [len(cells) for _, cells in codes]
+    ran = sum(n for ok, n in zip(page_passed, counts, strict=True) if ok)
+    results["page cells"] = f"{ran}/{sum(counts)}"
     return results
 
 
@@ -149,7 +171,7 @@ def main(versions: list[str]) -> int:
     with ThreadPoolExecutor(len(versions)) as pool:
         envs = {v: pool.submit(make_env, v, logs[v]) for v in versions}
         table = {v: check_version(envs[v].result(), logs[v]) for v in versions}
-    columns = ["package tests", "doctests", "gallery scripts", "pages"]
+    columns = ["package tests", "doctests", "gallery scripts", "pages", "page cells"]
     print("\n| torch | " + " | ".join(columns) + " |")
     print("|---" * (len(columns) + 1) + "|")
     failed = False

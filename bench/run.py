@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import re
 import runpy
 import shutil
 import subprocess
@@ -31,8 +30,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
-OPTION = re.compile(r"^:[\w-]+:.*$\n?", re.M)
 DIFFS = ROOT / "artifacts" / "bench-differences"  # where two clean builds differ
 
 
@@ -54,26 +51,20 @@ def timed(cmd: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess
     return elapsed, result
 
 
-def page_code(page: Path) -> str:
-    """The code cells of a MyST-NB page, joined into one script."""
-    cells = CELL.findall(page.read_text(encoding="utf-8"))
-    return "\n\n".join(OPTION.sub("", cell) for cell in cells)
-
-
 def plain_python_seconds(site: Path) -> float:
     """Run each script and each executed page's code in a fresh interpreter."""
     scripts = sorted((site / "gallery").glob("[0-9][0-9]_*.py"))
-    pages = [
-        p
-        for p in sorted((site / "docs").rglob("*.md"))
-        if "_build" not in p.parts and "file_format: mystnb" in p.read_text()
-    ]
+    sys.path.insert(0, str(ROOT / ".ci"))
+    from compat import page_cells, page_code  # every cell, as compat runs them
+
+    docs = sorted(p for p in (site / "docs").rglob("*.md") if "_build" not in p.parts)
+    pages = [(p, cells) for p in docs if (cells := page_cells(p)) is not None]
     total = 0.0
     for script in scripts:
         total += timed([sys.executable, str(script)], cwd=site)[0]
-    for page in pages:
+    for page, cells in pages:
         code = site / f"_page_{page.stem}.py"
-        code.write_text(page_code(page), encoding="utf-8")
+        code.write_text(page_code(cells), encoding="utf-8")
         # myst-nb runs a page in its own folder; so does this.
         total += timed([sys.executable, str(code)], cwd=page.parent)[0]
     print(f"  plain Python: {len(scripts)} scripts + {len(pages)} pages")
