@@ -117,8 +117,13 @@ def documented_names(env: BuildEnvironment) -> dict[str, tuple[str, str]]:
         for name, item in objects.items():
             uri = str(getattr(item, "uri", None) or item[2])
             names.setdefault(name, (name, uri))
-            if role != "py:module" and (other := canonical_name(name)):
-                canonical.setdefault(other, (name, uri))
+            other = canonical_name(name) if role != "py:module" else None
+            # Only the object's own name, not an attribute that holds it
+            # (torch.nn.LazyLinear.cls_to_become is Linear); the shortest wins.
+            if not other or other.rpartition(".")[2] != name.rpartition(".")[2]:
+                continue
+            if other not in canonical or len(name) < len(canonical[other][0]):
+                canonical[other] = (name, uri)
     for other, found in canonical.items():
         names.setdefault(other, found)
     _DOCUMENTED.clear()

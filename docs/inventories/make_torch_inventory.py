@@ -225,15 +225,18 @@ def shadowed(module: str) -> bool:
     return attribute is not None and attribute is not importlib.import_module(module)
 
 
-def role_of(obj: Any, parent: Any) -> str:
+def role_of(obj: Any, parent: Any, name: str) -> str:
     if inspect.ismodule(obj):
         return "py:module"
-    if inspect.isclass(obj):
+    # A class attribute that holds another class (LazyLinear.cls_to_become is
+    # Linear) is an attribute, "alias of" that class, as autodoc documents it.
+    alias = inspect.isclass(obj) and obj.__name__ != name.rpartition(".")[2]
+    if inspect.isclass(obj) and not (alias and inspect.isclass(parent)):
         return "py:class"
     if inspect.isclass(parent):
         if isinstance(obj, property):
             return "py:property"
-        if isinstance(obj, (staticmethod, classmethod)) or callable(obj):
+        if not alias and (isinstance(obj, staticmethod | classmethod) or callable(obj)):
             return "py:method"
         return "py:attribute"
     return "py:function" if callable(obj) else "py:data"
@@ -291,12 +294,12 @@ def entries(rows: Iterable[Row]) -> tuple[list[Entry], list[Row]]:
         found = lookup(full)
         assert found is not None
         obj, parent = found
-        role = role_of(obj, parent)
+        role = role_of(obj, parent, full)
         out.setdefault((role, full), Entry(full, role, f"{page}#{anchor}"))
         if row.members and inspect.isclass(obj):
             for member, value in documented_members(obj):
                 name = f"{full}.{member}"
-                entry = Entry(name, role_of(value, obj), f"{page}#{name}")
+                entry = Entry(name, role_of(value, obj, name), f"{page}#{name}")
                 out.setdefault((entry.role, name), entry)
     return sorted(out.values()), missing
 

@@ -40,6 +40,16 @@ def test_inventory_is_derived_from_the_listing() -> None:
     assert inv.inventory_path(SERIES).read_bytes() == inv.inventory_bytes(items, SERIES)
 
 
+def test_an_attribute_that_holds_a_class_is_not_that_class() -> None:
+    entries = inv.read_inventory(inv.inventory_path(SERIES))
+    aliases = {
+        n: role for n, (role, _) in entries.items() if n.endswith(".cls_to_become")
+    }
+    assert aliases, "the inventory lists no cls_to_become"
+    assert set(aliases.values()) == {"py:attribute"}
+    assert entries["torch.nn.Linear"][0] == "py:class"
+
+
 def test_every_entry_traces_to_a_listed_directive() -> None:
     rows = inv.read_listing(inv.listing_path(SERIES))
     pages: dict[str, set[str]] = {}  # page -> the names a listed row puts there
@@ -118,7 +128,9 @@ kernelspec:
 # A page
 
 {py:func}`torch.autograd.grad`, {py:class}`torch.nn.Parameter` and the span
-`torch.no_grad()`.
+`torch.no_grad()`. The same class by its module path,
+{py:class}`torch.nn.modules.linear.Linear`, and by its public name,
+{py:class}`torch.nn.Linear`.
 
 ```{code-cell} python
 import torch
@@ -148,7 +160,8 @@ def hrefs(markup: str) -> set[str]:
 def test_prose_and_code_link_to_pytorch(site: Path) -> None:
     sitebuild.assert_passes(sitebuild.build(site))
     html = site / "docs" / "_build" / "html"
-    page = hrefs((html / "page.html").read_text())
+    markup = (html / "page.html").read_text()
+    page = hrefs(markup)
     expected = {
         "generated/torch.autograd.grad.html#torch.autograd.grad",  # reference
         # a re-exported name: documented as torch.nn.parameter.Parameter
@@ -158,6 +171,15 @@ def test_prose_and_code_link_to_pytorch(site: Path) -> None:
         "generated/torch.nn.Linear.html#torch.nn.Linear",  # nn. in a code cell
     }
     assert {BASE + uri for uri in expected} <= page
+    # Both names of Linear link to its own page, never to an attribute that
+    # holds the class (torch.nn.LazyLinear.cls_to_become).
+    linear = BASE + "generated/torch.nn.Linear.html#torch.nn.Linear"
+    for name in ("torch.nn.modules.linear.Linear", "torch.nn.Linear"):
+        links = re.findall(
+            rf'href="([^"]*)"[^>]*>(?:<[^>]+>)*{re.escape(name)}<', markup
+        )
+        assert links == [linear], (name, links)
+    assert "cls_to_become" not in markup
     tutorial = hrefs((html / "tutorials" / "01_example.html").read_text())
     assert BASE + "generated/torch.ones.html#torch.ones" in tutorial
     entries = {
