@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import pkgutil
+import re
 import subprocess
 import sys
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import torch
 
 import autograd_notes
 
@@ -125,3 +130,227 @@ def test_no_module_has_more_docstring_than_code(path: Path) -> None:
     """The style rule: docstrings no longer than the code they describe."""
     doc, code = docstring_and_code_lines(path.read_text())
     assert doc <= code, f"{path.name}: {doc} docstring lines, {code} lines of code"
+
+
+def _valid_calls() -> dict[str, tuple[Callable[..., object], dict[str, object]]]:
+    """A valid call of every public callable, by name: ``(callable, arguments)``.
+
+    Made afresh for each use: some calls change what they are given.
+    """
+    an = autograd_notes
+    torch.manual_seed(0)
+    w = torch.randn(3, 4, requires_grad=True)
+    mask = torch.rand(3, 4) > 0.5
+    root = (w * 2).sum()
+    lin = torch.nn.Linear(4, 3)
+    opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+    trace = an.ModuleTrace()
+    return {
+        "FrozenReport": (an.FrozenReport, {}),
+        "MaskedLinear": (
+            an.MaskedLinear,
+            {"in_features": 4, "out_features": 3, "mask": mask},
+        ),
+        "apply_mask": (an.apply_mask, {"weight": w, "mask": mask}),
+        "check_mask": (an.check_mask, {"mask": mask, "weight": w, "name": "mask"}),
+        "draw_graph": (
+            an.draw_graph,
+            {
+                "root": root,
+                "names": {"w": w},
+                "show_saved": False,
+                "collapse": True,
+                "modules": None,
+                "depth": None,
+            },
+        ),
+        "expect_error": (an.expect_error, {"category": ValueError, "match": "x"}),
+        "expect_warning": (an.expect_warning, {"category": UserWarning, "match": "x"}),
+        "format_graph": (
+            an.format_graph,
+            {
+                "root": root,
+                "names": {"w": w},
+                "show_saved": False,
+                "show_retained": False,
+                "collapse": True,
+                "modules": None,
+                "depth": None,
+            },
+        ),
+        "free_graph": (an.free_graph, {"tensor": root}),
+        "frozen_report": (
+            an.frozen_report,
+            {"before": w.detach(), "after": w.detach(), "mask": mask},
+        ),
+        "keep_frozen": (
+            an.keep_frozen,
+            {"optimizer": opt, "param": lin.weight, "mask": mask},
+        ),
+        "mask_from_condition": (an.mask_from_condition, {"condition": mask}),
+        "mask_from_indices": (
+            an.mask_from_indices,
+            {"shape": (3, 4), "rows": [0], "cols": [1], "device": "cpu"},
+        ),
+        "masked_linear": (
+            an.masked_linear,
+            {
+                "input": torch.randn(2, 4),
+                "weight": w,
+                "mask": mask,
+                "bias": torch.zeros(3),
+                "mode": "freeze",
+            },
+        ),
+        "parametrize_mask": (
+            an.parametrize_mask,
+            {"module": lin, "name": "weight", "mask": mask},
+        ),
+        "random_mask": (
+            an.random_mask,
+            {
+                "shape": (3, 4),
+                "p": 0.5,
+                "generator": torch.Generator(),
+                "device": "cpu",
+            },
+        ),
+        "register_grad_mask": (an.register_grad_mask, {"param": w, "mask": mask}),
+        "render_dot": (
+            an.render_dot,
+            {
+                "root": root,
+                "filename": "graph",
+                "format": "svg",
+                "names": {"w": w},
+                "show_saved": False,
+                "collapse": True,
+                "modules": None,
+                "depth": None,
+                "max_nodes": 10,
+            },
+        ),
+        "to_dot": (
+            an.to_dot,
+            {
+                "root": root,
+                "names": {"w": w},
+                "show_saved": False,
+                "collapse": True,
+                "modules": None,
+                "depth": None,
+            },
+        ),
+        "track_modules": (an.track_modules, {"model": lin}),
+        "walk_graph": (an.walk_graph, {"root": root}),
+        "ModuleTrace.path_of": (trace.path_of, {"node": root.grad_fn}),
+        "MaskedLinearFunction.apply": (
+            an.MaskedLinearFunction.apply,
+            {
+                "input": torch.randn(2, 4),
+                "weight": w,
+                "mask": mask,
+                "bias": torch.zeros(3),
+                "mode": "prune",
+            },
+        ),
+    }
+
+
+class _Wrong:
+    """A value no argument of the package accepts."""
+
+    def __repr__(self) -> str:
+        return "<wrong>"
+
+
+# Arguments that take any value by design, with the reason.
+ANY_VALUE = {
+    ("FrozenReport", "*"): "a plain record of numbers, built by frozen_report",
+}
+
+
+def _misuses() -> list[tuple[str, str]]:
+    cases = []
+    for name, (_, kwargs) in _valid_calls().items():
+        for param in kwargs:
+            if (name, param) not in ANY_VALUE and (name, "*") not in ANY_VALUE:
+                cases.append((name, param))
+    return cases
+
+
+@pytest.mark.parametrize(("name", "param"), _misuses())
+def test_every_misuse_names_the_argument(name: str, param: str) -> None:
+    func, kwargs = _valid_calls()[name]
+    kwargs[param] = _Wrong()
+    with pytest.raises((TypeError, ValueError)) as raised:
+        _call(func, kwargs)
+    message = str(raised.value)
+    assert f"argument '{param}'" in message, message
+    assert "<wrong>" in message or "_Wrong" in message, message
+
+
+def _call(func: Callable[..., object], kwargs: dict[str, object]) -> None:
+    """Call ``func``, and enter what it returns if that is a context manager."""
+    result = func(**kwargs)
+    if isinstance(result, contextlib.AbstractContextManager):
+        with result:
+            pass
+
+
+def _odd_tensors() -> dict[str, torch.Tensor]:
+    """Tensors that are easy to pass by mistake and hard for code to expect."""
+    x = torch.randn(3, 4)
+    with warnings.catch_warnings():  # quantized dtypes are deprecated in torch
+        warnings.filterwarnings("ignore", "torch.quantize_per_tensor", UserWarning)
+        quantized = torch.quantize_per_tensor(x, 0.1, 0, torch.qint8)
+    return {
+        "quantized": quantized,
+        "meta": torch.empty(3, 4, device="meta"),
+        "sparse": x.to_sparse(),
+        "0-dim": torch.tensor(1.0),
+        "complex": torch.randn(3, 4, dtype=torch.complex64),
+        "int": torch.ones(3, 4, dtype=torch.int64),
+        "wrong shape": torch.randn(5, 7),
+        "negative bit": torch.randn(3, 4, dtype=torch.complex64).conj().imag,
+    }
+
+
+ODD = list(_odd_tensors())
+
+
+def _tensor_misuses() -> list[tuple[str, str, str]]:
+    cases = []
+    for name, (_, kwargs) in _valid_calls().items():
+        if name == "render_dot":  # to_dot's checks, then Graphviz, which may be absent
+            continue
+        for param, value in kwargs.items():
+            if isinstance(value, torch.Tensor) and not isinstance(
+                value, torch.nn.Parameter
+            ):
+                cases += [(name, param, odd) for odd in ODD]
+    return cases
+
+
+@pytest.mark.parametrize(("name", "param", "odd"), _tensor_misuses())
+def test_an_odd_tensor_is_used_or_refused_by_name(
+    name: str, param: str, odd: str
+) -> None:
+    """An odd tensor is either handled or refused with the argument's name:
+    never a raw error from deep inside torch."""
+    func, kwargs = _valid_calls()[name]
+    kwargs[param] = _odd_tensors()[odd]
+    try:
+        _call(func, kwargs)
+    except Exception as error:
+        named = isinstance(error, TypeError | ValueError) and re.search(
+            r"argument '\w+'", str(error)
+        )
+        if not named:
+            pytest.fail(f"raw {type(error).__name__}: {error}")
+
+
+def test_every_public_callable_has_a_misuse_case() -> None:
+    public = {n for n in autograd_notes.__all__ if callable(getattr(autograd_notes, n))}
+    calls = {name.split(".")[0] for name in _valid_calls()}
+    assert public == calls
