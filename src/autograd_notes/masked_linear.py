@@ -5,44 +5,39 @@ bool mask ``M`` of ``W``'s shape that decides which weight entries learn.
 "Masked" has two meanings, chosen with ``mode``:
 
 ``"freeze"`` (the default)
-    The forward pass uses the *whole* weight; only the weight gradient is
-    masked: ``grad_W = (g.T @ x) * M``. Entries outside the mask keep their
-    values and still act on the output; they simply never get a gradient.
-    This is deliberately **not** the derivative of the forward pass, so
-    :func:`torch.autograd.gradcheck` rejects the weight by construction.
+    The forward pass uses the *whole* weight, and the entries outside the
+    mask are constants to autograd: they keep their values and act on the
+    output, but get no gradient of any order. The weight gradient is
+    ``(g.T @ x) * M``, and so is each second-order one (a gradient penalty
+    differentiates ``backward``, whose ``g @ W`` uses ``W`` too). These are
+    the true derivatives with respect to the entries inside the mask only:
+    :func:`torch.autograd.gradcheck` and
+    :func:`~torch.autograd.gradgradcheck` reject the weight as a whole, by
+    construction, and pass when the entries outside the mask are constants.
 
 ``"prune"``
-    The forward pass uses ``W * M``: entries outside the mask act as zeros.
-    Now a zero weight gradient outside the mask *is* the true derivative,
-    and ``gradcheck`` passes for the input, the weight and the bias.
+    The forward pass uses ``W * M``: entries outside the mask act as zeros,
+    a zero gradient there is the true derivative, and ``gradcheck`` and
+    ``gradgradcheck`` pass for the input, the weight and the bias.
 
 In both modes the input and bias gradients are exact. Masking gives exact
 zeros, as :func:`~autograd_notes.apply_mask` does, never ``inf * 0 = nan``:
-the weight gradient is exactly zero outside the mask even where ``g.T @ x``
-is ``inf`` or ``nan``, and in prune mode an ``inf``/``nan`` weight entry
-outside the mask acts as a zero. Remember that :ref:`a zero gradient is not
-frozen <zero-gradient-is-not-frozen>`: weight decay and momentum still move
-those entries (:func:`~autograd_notes.keep_frozen` stops them).
+the weight gradient, first or second order, is exactly zero outside the mask
+even where the unmasked one is ``inf`` or ``nan``, and in prune mode an
+``inf``/``nan`` weight entry outside the mask acts as a zero. Remember that
+:ref:`a zero gradient is not frozen <zero-gradient-is-not-frozen>`: weight
+decay and momentum still move those entries
+(:func:`~autograd_notes.keep_frozen` stops them).
 
 :class:`MaskedLinearFunction` is the custom :class:`torch.autograd.Function`
-underneath: ``backward`` returns exactly one gradient per ``forward`` input,
-in order, with ``None`` for the mask and the mode; the masking is one
-vectorised op; any leading batch dimensions work; and it saves no more than
-:class:`torch.nn.Linear` does (the input and the weight) plus the bool mask.
-
-It also supports :func:`torch.func.vmap`, over the inputs, the weights or a
-batch of masks (through ``generate_vmap_rule``; per-sample gradients with
-``vmap(grad(...))`` work too), and ``torch.compile(fullgraph=True)``, both
-with a bool mask (checking that a float mask holds only 0 and 1 reads its
-values, which neither vmap nor Dynamo can), and double backward:
-``backward`` is not marked ``once_differentiable`` and, when a graph of it
-is built (``create_graph=True``), uses only differentiable, out-of-place
-ops, so :func:`torch.autograd.gradgradcheck` passes in both modes. In freeze
-mode that only says the backward is differentiated consistently, not that it
-is the true derivative. Without ``create_graph`` (and outside functorch
-transforms) ``backward`` computes the same values with fewer passes over
-memory, writing into temporaries it allocated itself, never into a tensor
-you passed.
+underneath. It saves what :class:`torch.nn.Linear` saves (the input and the
+weight) plus the bool mask, and supports double backward,
+:func:`torch.func.vmap` over the inputs, the weights or a batch of masks
+(``generate_vmap_rule``; ``vmap(grad(...))`` too) and
+``torch.compile(fullgraph=True)``, both with a bool mask (a float mask's 0/1
+check reads its values, which neither can). Without ``create_graph`` (and
+outside functorch transforms) ``backward`` computes the same values with
+fewer passes over memory, writing only into temporaries it allocated.
 """
 
 from __future__ import annotations
@@ -71,6 +66,7 @@ __all__ = ["MaskedLinear", "MaskedLinearFunction", "masked_linear"]
 Mode = Literal["freeze", "prune"]
 _MODES: tuple[str, ...] = ("freeze", "prune")
 _APPLY = "MaskedLinearFunction.apply"
+_BOOL_ONLY = "a bool tensor (masked_linear() also takes a float 0/1 mask)"
 
 
 def _check_mode(mode: object, func: str) -> None:
@@ -79,91 +75,46 @@ def _check_mode(mode: object, func: str) -> None:
 
 
 def _check_args(
-    func: str,
-    input: object,
-    weight: object,
-    mask: object,
-    bias: object,
-    mode: object,
+    func: str, input: object, weight: object, mask: object, bias: object, mode: object
 ) -> Tensor:
     """Validate the arguments of ``func``; return the mask as a bool tensor.
 
-    Only metadata is read (types, layouts, shapes, dtypes, devices), except
-    for a float mask, whose 0/1 values :func:`check_mask` reads; ``apply``
-    takes only bool masks, so it stays traceable by ``torch.compile``.
+    Metadata first (types, layouts, shapes, dtypes, devices); a float mask's
+    0/1 values (:func:`check_mask`) are read last. ``apply`` takes only bool
+    masks, so it reads no values and ``torch.compile`` traces it.
     """
     _check_mode(mode, func)
     input = check_tensor(input, func, "input")
     weight = check_tensor(weight, func, "weight")
     if weight.dim() != 2:
-        raise ValueError(
-            arg_error(
-                func,
-                "weight",
-                "2-D, of shape (out_features, in_features)",
-                f"shape {tuple(weight.shape)}",
-            )
-        )
+        want, got = "2-D, of shape (out_features, in_features)", weight.shape
+        raise ValueError(arg_error(func, "weight", want, f"shape {tuple(got)}"))
     if not weight.is_floating_point():
-        raise TypeError(
-            arg_error(func, "weight", "a floating-point tensor", weight.dtype)
-        )
+        want = "a floating-point tensor"
+        raise TypeError(arg_error(func, "weight", want, weight.dtype))
     if func == _APPLY:
         mask = check_tensor(mask, func, "mask")
         if mask.dtype != torch.bool:
-            raise TypeError(
-                arg_error(
-                    func,
-                    "mask",
-                    "a bool tensor (masked_linear() also takes a float 0/1 mask)",
-                    mask.dtype,
-                )
-            )
-    bool_mask = as_bool_mask(mask, weight, func)
+            raise TypeError(arg_error(func, "mask", _BOOL_ONLY, mask.dtype))
     out_features, in_features = weight.shape
     if input.dim() == 0 or input.shape[-1] != in_features:
-        got = f"shape {tuple(input.shape)}"
-        raise ValueError(
-            arg_error(
-                func,
-                "input",
-                f"have last dimension in_features={in_features} like 'weight'",
-                got,
-            )
-        )
+        want = f"have last dimension in_features={in_features} like 'weight'"
+        raise ValueError(arg_error(func, "input", want, f"shape {tuple(input.shape)}"))
     tensors = [("input", input)]
     if bias is not None:
         bias = check_tensor(bias, func, "bias")
         if bias.shape != (out_features,):
-            raise ValueError(
-                arg_error(
-                    func,
-                    "bias",
-                    f"have shape (out_features,) = ({out_features},) like 'weight'",
-                    tuple(bias.shape),
-                )
-            )
+            want = f"have shape (out_features,) = ({out_features},) like 'weight'"
+            raise ValueError(arg_error(func, "bias", want, tuple(bias.shape)))
         tensors.append(("bias", bias))
     for name, value in tensors:
         if value.dtype != weight.dtype:
-            raise TypeError(
-                arg_error(
-                    func,
-                    name,
-                    f"of the dtype of 'weight' ({weight.dtype})",
-                    value.dtype,
-                )
-            )
+            want = f"of the dtype of 'weight' ({weight.dtype})"
+            raise TypeError(arg_error(func, name, want, value.dtype))
         if value.device != weight.device:
-            raise ValueError(
-                arg_error(
-                    func,
-                    name,
-                    f"on the device of 'weight' ({weight.device})",
-                    str(value.device),
-                )
-            )
-    return bool_mask
+            want = f"on the device of 'weight' ({weight.device})"
+            raise ValueError(arg_error(func, name, want, str(value.device)))
+    return as_bool_mask(mask, weight, func)
 
 
 # An integer dtype as wide as each floating dtype, for _keep_inside.
@@ -174,23 +125,19 @@ def _keep_inside(tensor: Tensor, mask: Tensor, *, in_place: bool = False) -> Ten
     """:func:`zero_outside`'s values, bit for bit, for the paths autograd skips.
 
     ``mask`` becomes words as wide as ``tensor``'s entries, all ones where
-    it is True and all zeros where False, and ``tensor``'s bits are ANDed
-    with them: an entry is kept exactly (``inf`` and ``nan`` too) or becomes
-    ``+0.0``. On the CPU that is several times faster than
-    :func:`torch.where`, and as fast as a product with the mask, which would
-    turn ``inf * 0`` into ``nan``. Not differentiable, and not for functorch
-    transforms: ``forward``, and ``backward`` when it builds no graph, only.
+    True, and ``tensor``'s bits are ANDed with them: an entry is kept exactly
+    (``inf`` and ``nan`` too) or becomes ``+0.0``. On the CPU that is several
+    times faster than :func:`torch.where`, and as fast as a product with the
+    mask (which turns ``inf * 0`` into ``nan``). Not differentiable, nor for
+    functorch transforms. A lazy negative bit (``z.conj().imag``) is applied
+    first, into a copy, since bits cannot be viewed through it.
     """
     words = mask.to(_WORDS[tensor.element_size()]).neg_()
     if in_place:
         tensor.view(words.dtype).bitwise_and_(words)
         return tensor
-    return words.bitwise_and_(tensor.view(words.dtype)).view(tensor.dtype)
-
-
-def _effective_weight(weight: Tensor, mask: Tensor, mode: str) -> Tensor:
-    """The weight the forward pass multiplies by: ``W`` or ``W * M``."""
-    return weight if mode == "freeze" else zero_outside(weight, mask)
+    bits = tensor.resolve_neg().view(words.dtype)
+    return words.bitwise_and_(bits).view(tensor.dtype)
 
 
 def _may_write_in_place() -> bool:
@@ -198,8 +145,8 @@ def _may_write_in_place() -> bool:
 
     Not while building a graph of the backward (``create_graph=True``, which
     ``torch.func.grad`` also uses), and not under a functorch transform such
-    as :func:`torch.func.vmap`, where an in-place product of an unbatched
-    tensor with a batched mask is an error and ``out=`` is not supported.
+    as :func:`torch.func.vmap` (no in-place op of an unbatched tensor with a
+    batched mask, no ``out=``).
     """
     return not (torch.is_grad_enabled() or torch._C._are_functorch_transforms_active())
 
@@ -220,28 +167,17 @@ class MaskedLinearFunction(torch.autograd.Function):
     """``y = x @ W_eff.T + b`` whose weight gradient is zero outside a mask.
 
     ``W_eff`` is ``weight`` in freeze mode and ``weight`` with zeros outside
-    ``mask`` in prune mode; see the module docstring for the two meanings.
-    Call it as ``MaskedLinearFunction.apply(input, weight, mask, bias, mode)``
-    (the argument order of :func:`masked_linear`, with every argument
-    positional):
+    ``mask`` in prune mode (see the module docstring). Call it as
+    ``MaskedLinearFunction.apply(input, weight, mask, bias, mode)``, the
+    argument order of :func:`masked_linear`, with ``mask`` a bool tensor of
+    ``weight``'s exact shape (no broadcasting; convert a float 0/1 mask with
+    :func:`~autograd_notes.check_mask`), ``bias`` ``None`` or a tensor, and
+    ``mode`` ``"freeze"`` or ``"prune"``. ``apply`` checks the arguments like
+    :func:`masked_linear` (only metadata, so ``torch.compile`` traces it).
 
-    * ``input``: a tensor of shape ``(*, in_features)``;
-    * ``weight``: a floating-point tensor ``(out_features, in_features)``;
-    * ``mask``: a bool tensor of ``weight``'s exact shape (no broadcasting;
-      convert a float 0/1 mask with :func:`~autograd_notes.check_mask`);
-    * ``bias``: ``None`` or a tensor of shape ``(out_features,)``;
-    * ``mode``: ``"freeze"`` or ``"prune"``.
-
-    All tensors must be dense, on ``weight``'s device, and ``input`` and
-    ``bias`` of ``weight``'s dtype. ``apply`` checks all of this (only
-    metadata, so ``torch.compile`` traces it) and raises :class:`TypeError`
-    or :class:`ValueError` naming the argument, like :func:`masked_linear`.
-
-    ``backward`` returns one gradient per ``forward`` input, in order:
-    ``(grad_input, grad_weight, None, grad_bias, None)``, each ``None`` when
-    that input does not need a gradient. Only what is needed is computed and
-    saved: the input (for the weight gradient), the weight (for the input
-    gradient) and the bool mask.
+    ``backward`` returns ``(grad_input, grad_weight, None, grad_bias,
+    None)``, one per ``forward`` input, each ``None`` when not needed; it
+    computes and saves only what is needed.
 
     Examples
     --------
@@ -266,31 +202,25 @@ class MaskedLinearFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(
-        input: Tensor,
-        weight: Tensor,
-        mask: Tensor,
-        bias: Tensor | None,
-        mode: Mode,
+        input: Tensor, weight: Tensor, mask: Tensor, bias: Tensor | None, mode: Mode
     ) -> Tensor:
         """Check the arguments, then compute ``F.linear(input, W_eff, bias)``."""
         _check_args(_APPLY, input, weight, mask, bias, mode)
-        if mode == "prune" and not torch._C._are_functorch_transforms_active():
-            effective = _keep_inside(weight, mask)
-        else:
-            effective = _effective_weight(weight, mask, mode)
-        return F.linear(input, effective, bias)
+        if mode == "freeze":
+            return F.linear(input, weight, bias)
+        if torch._C._are_functorch_transforms_active():
+            return F.linear(input, zero_outside(weight, mask), bias)
+        return F.linear(input, _keep_inside(weight, mask), bias)
 
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Tensor) -> None:
-        """Save what ``backward`` needs: input, weight (each only if needed), mask."""
+        """Save the input, the weight (each only if needed) and the mask."""
         input, weight, mask, _bias, mode = inputs
         needs_input, needs_weight = ctx.needs_input_grad[:2]
         # Like nn.Linear: the input only feeds the weight gradient and the
-        # weight only feeds the input gradient, so save each only if needed.
+        # weight only feeds the input gradient.
         ctx.save_for_backward(
-            input if needs_weight else None,
-            weight if needs_input else None,
-            mask,
+            input if needs_weight else None, weight if needs_input else None, mask
         )
         ctx.mode = mode
 
@@ -303,9 +233,13 @@ class MaskedLinearFunction(torch.autograd.Function):
         needs_input, needs_weight, _, needs_bias = ctx.needs_input_grad[:4]
         grad_input = grad_weight = grad_bias = None
         if not _may_write_in_place():
-            # Out of place: differentiable, and fine under vmap over masks.
+            # Out of place, differentiable, fine under vmap over masks. W acts
+            # only through its entries inside the mask: those outside are
+            # constants (freeze) or zeros (prune) to the second order too.
             if needs_input:
-                grad_input = grad_output @ _effective_weight(weight, mask, ctx.mode)
+                frozen = ctx.mode == "freeze"
+                outside = weight.detach() if frozen else weight.new_zeros(())
+                grad_input = grad_output @ torch.where(mask, weight, outside)
             if needs_weight:
                 grad_weight = zero_outside(_weight_grad(grad_output, input), mask)
         else:
@@ -340,8 +274,7 @@ def masked_linear(
     Parameters
     ----------
     input : torch.Tensor
-        Shape ``(*, in_features)``: any number of leading dims. A dense
-        tensor (not nested or sparse).
+        Shape ``(*, in_features)``, dense: any number of leading dims.
     weight : torch.Tensor
         Floating-point tensor of shape ``(out_features, in_features)``.
     mask : torch.Tensor
@@ -351,10 +284,9 @@ def masked_linear(
     bias : torch.Tensor, optional
         ``None`` or a tensor of shape ``(out_features,)``.
     mode : str, default "freeze"
-        ``"freeze"``: the forward uses all of ``weight`` and only its
-        gradient is masked (not the true derivative, on purpose).
-        ``"prune"``: the forward uses ``weight`` with zeros outside the mask,
-        and the masked gradient is the true derivative.
+        ``"freeze"``: the forward uses all of ``weight``, and the entries
+        outside the mask are constants (no gradient of any order).
+        ``"prune"``: the forward uses ``weight`` with zeros outside the mask.
 
     Returns
     -------
@@ -363,14 +295,11 @@ def masked_linear(
 
     Raises
     ------
-    TypeError
-        If an argument is not a dense tensor, ``weight`` is not floating
-        point, ``input``/``bias`` have a dtype other than ``weight``'s, or
-        the mask has a dtype other than bool/floating.
-    ValueError
-        For a bad ``mode``, wrong shapes (naming the argument and both
-        shapes), a tensor on a device other than ``weight``'s, or a float mask
-        holding values other than 0 and 1.
+    TypeError, ValueError
+        Naming the argument, before any computation: a bad ``mode``, a
+        non-tensor or non-dense tensor, a shape, dtype or device that does not
+        match ``weight``'s, a non-floating ``weight``, or a mask that
+        :func:`~autograd_notes.check_mask` rejects.
 
     Examples
     --------
@@ -407,6 +336,22 @@ def _check_size(value: object, func: str, name: str) -> int:
     return size
 
 
+def _check_dtype(dtype: object, device: torch.device | None, func: str) -> None:
+    """Raise unless ``dtype`` is ``None`` or a dtype ``nn.init`` can fill."""
+    if dtype is None:
+        return
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        actual = dtype if isinstance(dtype, torch.dtype) else type_name(dtype)
+        want = "a floating-point torch.dtype or None"
+        raise TypeError(arg_error(func, "dtype", want, actual))
+    try:  # float8 and float4 cannot be drawn at random, on the CPU at least
+        torch.empty(0, dtype=dtype, device=device).uniform_()
+    except (NotImplementedError, RuntimeError) as error:
+        reason = str(error).split("\n")[0]
+        want = "a torch.dtype that torch.nn.init can fill here, or None"
+        raise TypeError(arg_error(func, "dtype", want, f"{dtype} ({reason})")) from None
+
+
 class MaskedLinear(nn.Module):
     """:class:`torch.nn.Linear` whose weight trains only inside a mask.
 
@@ -416,29 +361,24 @@ class MaskedLinear(nn.Module):
         Sizes of each input and output sample (non-negative ints, not bools).
     mask : torch.Tensor
         Bool (or floating 0/1) tensor of shape ``(out_features, in_features)``
-        on the layer's device. It is copied into a bool buffer ``mask``:
-        it moves with :meth:`~torch.nn.Module.to`, stays bool under dtype
-        casts and is saved in the ``state_dict``.
+        on the layer's device, copied into a bool buffer ``mask``: it moves
+        with :meth:`~torch.nn.Module.to`, stays bool under dtype casts and is
+        saved in the ``state_dict``.
     bias : bool, default True
         Whether to learn an additive bias (never masked).
     mode : str, default "freeze"
         As in :func:`masked_linear`. Saved in the ``state_dict`` too (as its
-        ``_extra_state``), so a state dict only loads into a layer of the
-        same mode.
-    device : torch.device or str, optional
-        Where to create the parameters, as for ``nn.Linear``.
-    dtype : torch.dtype, optional
-        A floating-point dtype for the parameters, as for ``nn.Linear``.
+        ``_extra_state``): a state dict loads only into a layer of its mode.
+    device, dtype : optional
+        As for ``nn.Linear`` (a floating-point dtype).
 
     Raises
     ------
-    TypeError
-        If a size is not an int, ``bias`` is not a bool, ``dtype`` is not a
-        floating-point dtype, or the mask is not a tensor or has a bad dtype.
-    ValueError
-        If a size is negative, the mask's shape is not
-        ``(out_features, in_features)`` or it is on another device, or
-        ``mode`` is invalid.
+    TypeError, ValueError
+        Naming the argument, before allocating the parameters: a size not a
+        non-negative int, a ``bias`` not a bool, a bad ``mode``, ``device`` or
+        ``dtype``, or a mask that is not of shape ``(out_features,
+        in_features)``, on the layer's device, bool or floating 0/1.
 
     Examples
     --------
@@ -482,25 +422,16 @@ class MaskedLinear(nn.Module):
         check_bool(bias, func, "bias")
         _check_mode(mode, func)
         where = as_device(device, func)
-        if dtype is not None and not (
-            isinstance(dtype, torch.dtype) and dtype.is_floating_point
-        ):
-            actual = dtype if isinstance(dtype, torch.dtype) else type_name(dtype)
-            raise TypeError(
-                arg_error(func, "dtype", "a floating-point torch.dtype or None", actual)
-            )
-        # Check the mask's shape before allocating anything of that size.
+        _check_dtype(dtype, where, func)
         shape = (self.out_features, self.in_features)
         mask = check_tensor(mask, func, "mask")
         if mask.shape != shape:
-            raise ValueError(
-                arg_error(
-                    func,
-                    "mask",
-                    f"have shape (out_features, in_features) = {shape}",
-                    tuple(mask.shape),
-                )
-            )
+            want = f"have shape (out_features, in_features) = {shape}"
+            raise ValueError(arg_error(func, "mask", want, tuple(mask.shape)))
+        # The whole mask check, against a stand-in for the weight that
+        # allocates nothing of its size; then a copy, never the caller's mask.
+        stand_in = torch.empty((), device=where, dtype=dtype).expand(shape)
+        bool_mask = as_bool_mask(mask, stand_in, func)
         self._mode = mode
         factory: dict[str, Any] = {"device": where, "dtype": dtype}
         self.weight = nn.Parameter(torch.empty(shape, **factory))
@@ -508,8 +439,7 @@ class MaskedLinear(nn.Module):
             self.bias = nn.Parameter(torch.empty(self.out_features, **factory))
         else:
             self.register_parameter("bias", None)
-        # A copy, so the layer never aliases (or later writes to) the caller's mask.
-        self.register_buffer("mask", as_bool_mask(mask, self.weight, func).clone())
+        self.register_buffer("mask", bool_mask.clone())
         self.reset_parameters()
 
     @property
@@ -533,35 +463,19 @@ class MaskedLinear(nn.Module):
     def from_linear(
         cls, linear: nn.Linear, mask: Tensor, *, mode: Mode = "freeze"
     ) -> MaskedLinear:
-        """Build a masked layer starting from ``linear``'s weight and bias.
+        """A new layer with ``linear``'s sizes, device, dtype, weight and bias.
 
-        The values are copied into new parameters: the new layer shares no
-        storage with ``linear``, which is left unchanged. (The new layer is
-        first initialised as usual, so this draws from the global RNG.)
-
-        Parameters
-        ----------
-        linear : torch.nn.Linear
-            An initialised :class:`torch.nn.Linear` (or subclass) with a
-            floating-point weight.
-        mask : torch.Tensor
-            As for :class:`MaskedLinear`, on ``linear``'s device.
-        mode : str, default "freeze"
-            As for :class:`MaskedLinear`.
-
-        Returns
-        -------
-        MaskedLinear
-            A new layer with ``linear``'s sizes, device, dtype and values.
+        The values are copied: the new layer shares no storage with
+        ``linear``, which is left unchanged (it is first initialised as
+        usual, so this draws from the global RNG). ``mask`` and ``mode`` are
+        as for :class:`MaskedLinear`, the mask on ``linear``'s device.
 
         Raises
         ------
-        TypeError
-            If ``linear`` is not an initialised :class:`torch.nn.Linear`
-            (a ``Conv1d``, ``None``, an uninitialised ``LazyLinear``), or
-            the constructor rejects the mask.
-        ValueError
-            If the constructor rejects the mask or ``mode``.
+        TypeError, ValueError
+            If ``linear`` is not an initialised :class:`torch.nn.Linear` (or
+            subclass) with a floating-point weight, or the constructor rejects
+            ``mask`` or ``mode``.
 
         Examples
         --------
@@ -579,15 +493,14 @@ class MaskedLinear(nn.Module):
             raise TypeError(
                 arg_error(func, "linear", "a torch.nn.Linear", type_name(linear))
             )
-        weight = linear.weight
+        weight, kind = linear.weight, type_name(linear)
         if isinstance(weight, nn.parameter.UninitializedParameter):
+            want = "an initialised torch.nn.Linear (call it once first)"
+            raise TypeError(arg_error(func, "linear", want, f"an uninitialised {kind}"))
+        if not weight.is_floating_point():
+            want, got = "a torch.nn.Linear with a floating-point weight", weight.dtype
             raise TypeError(
-                arg_error(
-                    func,
-                    "linear",
-                    "an initialised torch.nn.Linear (call it once first)",
-                    f"an uninitialised {type_name(linear)}",
-                )
+                arg_error(func, "linear", want, f"a {kind} with a {got} weight")
             )
         layer = cls(
             linear.in_features,
@@ -613,18 +526,10 @@ class MaskedLinear(nn.Module):
         return {"mode": self._mode}
 
     def set_extra_state(self, state: Any) -> None:
-        """Check a saved ``{"mode": ...}`` against this layer's mode.
-
-        Raises
-        ------
-        ValueError
-            If ``state`` is not ``{"mode": "freeze"}`` or ``{"mode":
-            "prune"}``, or names the other mode than this layer's.
-        """
+        """Raise :class:`ValueError` unless ``state`` is ``{"mode": self.mode}``."""
         self._check_extra_state(state, "MaskedLinear.set_extra_state", "state")
 
     def _check_extra_state(self, state: object, func: str, name: str) -> None:
-        """Raise unless ``state`` is ``{"mode": self.mode}``."""
         expected = f"{{'mode': {self._mode!r}}} like this layer"
         if not isinstance(state, Mapping) or set(state) != {"mode"}:
             raise ValueError(arg_error(func, name, expected, repr(state)))
@@ -648,18 +553,13 @@ class MaskedLinear(nn.Module):
         mask_key, mode_key = prefix + "mask", prefix + "_extra_state"
         try:
             if mask_key in state_dict:
-                saved = state_dict[mask_key]
+                saved, name = state_dict[mask_key], f'state_dict["{mask_key}"]'
+                # load_state_dict copies across devices: no device check.
                 mask = as_bool_mask(
-                    saved,
-                    self.mask,
-                    func,
-                    f'state_dict["{mask_key}"]',
-                    "self.mask",
-                    same_device=False,  # load_state_dict copies across devices
+                    saved, self.mask, func, name, "self.mask", same_device=False
                 )
-                if mask is not saved:
-                    # A float 0/1 mask loads as bool, also with assign=True;
-                    # the caller's dict is left as it was.
+                if mask is not saved:  # a float 0/1 mask loads as bool, also
+                    # with assign=True; the caller's dict is left as it was
                     state_dict = {**state_dict, mask_key: mask}
         except (TypeError, ValueError) as error:
             problems.append(str(error))

@@ -25,6 +25,7 @@ from torch import Tensor, nn
 from torch.autograd import gradcheck, gradgradcheck
 from torch.autograd.gradcheck import GradcheckError
 from torch.nn import functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from autograd_notes.masked_linear import (
     MaskedLinear,
@@ -129,12 +130,13 @@ def test_freeze_gradcheck_rejects_the_weight(shape: tuple[int, ...]) -> None:
     assert gradcheck(lambda w: masked_linear(x, w, full, b, mode="freeze"), (w,))
 
 
-def test_freeze_gradgradcheck_passes_on_all_inputs() -> None:
-    """The backward is differentiated consistently, even if not the derivative.
+def test_freeze_gradgradcheck_rejects_the_weight() -> None:
+    """Second-order gradients reaching the weight are masked too.
 
-    gradgradcheck compares the derivative of ``backward`` with finite
-    differences of ``backward``; it says nothing about whether ``backward``
-    is the gradient of ``forward`` (that is gradcheck's job).
+    ``backward`` computes ``grad_input = g @ W``, which depends on every entry
+    of ``W``; in freeze mode the entries outside the mask are constants, so
+    gradgradcheck's finite differences over the whole weight disagree, as
+    gradcheck's do. (The old double backward let them through.)
     """
     x, w, b, m = make((2, 3, IN))
     assert b is not None
@@ -142,6 +144,28 @@ def test_freeze_gradgradcheck_passes_on_all_inputs() -> None:
     def f(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
         return masked_linear(x, w, m, b, mode="freeze")
 
+    with pytest.raises(GradcheckError, match="Jacobian mismatch"):
+        gradgradcheck(f, (x, w, b))
+    full = torch.ones_like(m)
+    assert gradgradcheck(lambda x, w, b: masked_linear(x, w, full, b), (x, w, b))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", INPUT_SHAPES)
+def test_gradgradcheck_with_the_entries_outside_the_mask_constant(
+    mode: Mode, shape: tuple[int, ...]
+) -> None:
+    """Both modes are exact to the second order in the input, the bias and
+    the weight entries inside the mask, the entries outside being constants
+    (they are in freeze mode, and act as zeros in prune mode)."""
+    x, w, b, m = make(shape)
+    assert b is not None
+    outside = w.detach().clone()
+
+    def f(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
+        return masked_linear(x, torch.where(m, w, outside), m, b, mode=mode)
+
+    assert gradcheck(f, (x, w, b))
     assert gradgradcheck(f, (x, w, b))
 
 
@@ -258,6 +282,134 @@ def test_module_matches_linear_with_reference_masking(
         assert layer.bias is not None
         assert ref.bias is not None
         torch.testing.assert_close(layer.bias.grad, ref.bias.grad)
+
+
+# --------------------------------------------------------------------------
+# Double backward: gradient penalties, meta-learning
+
+
+def reference_linear(
+    x: Tensor, w: Tensor, m: Tensor, b: Tensor | None, mode: str
+) -> Tensor:
+    """What each mode means, by plain autograd: the weight entries outside
+    the mask are constants (freeze) or zeros (prune)."""
+    outside = w.detach() if mode == "freeze" else torch.zeros((), dtype=w.dtype)
+    return F.linear(x, torch.where(m, w, outside), b)
+
+
+def penalised_grads(layer: Any, x: Tensor, w: Tensor, b: Tensor) -> tuple[Tensor, ...]:
+    """Gradients of a loss plus penalties on its own input, weight and bias
+    gradients: every second-order path through ``backward``."""
+    loss = layer(x, w, b).tanh().sum()
+    gx, gw, gb = torch.autograd.grad(loss, (x, w, b), create_graph=True)
+    total = loss + gx.pow(2).sum() + gw.pow(2).sum() + gb.sin().sum()
+    return torch.autograd.grad(total, (x, w, b))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", INPUT_SHAPES)
+def test_double_backward_matches_the_reference(
+    mode: Mode, shape: tuple[int, ...]
+) -> None:
+    x, w, b, m = make(shape)
+    assert b is not None
+    got = penalised_grads(lambda x, w, b: masked_linear(x, w, m, b, mode=mode), x, w, b)
+    want = penalised_grads(lambda x, w, b: reference_linear(x, w, m, b, mode), x, w, b)
+    torch.testing.assert_close(got, want)
+    assert torch.equal(got[1][~m], torch.zeros_like(got[1][~m]))
+
+
+def penalty_step(layer: nn.Module, x: Tensor) -> Tensor:
+    """One SGD step on a loss with a WGAN-GP-style input-gradient penalty.
+
+    Returns the weight gradient the step used.
+    """
+    x = x.clone().requires_grad_()
+    out = layer(x)
+    (grad_x,) = torch.autograd.grad(out.sum(), x, create_graph=True)
+    loss = out.mean() + 10 * (grad_x.norm(dim=-1) - 1).pow(2).mean()
+    optimizer = torch.optim.SGD(layer.parameters(), lr=0.1)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    weight = layer.weight
+    assert isinstance(weight, Tensor)
+    assert weight.grad is not None
+    return weight.grad
+
+
+def test_the_gradient_penalty_of_the_issue_leaves_frozen_entries_at_zero() -> None:
+    x, w, _, m = make()
+    grad_x = torch.autograd.grad(masked_linear(x, w, m).sum(), x, create_graph=True)[0]
+    grad_x.pow(2).sum().backward()
+    assert w.grad is not None
+    assert torch.equal(w.grad[~m], torch.zeros_like(w.grad[~m]))
+    assert bool((w.grad[m] != 0).any())
+
+
+def test_a_gradient_penalty_step_moves_no_frozen_entry() -> None:
+    """``MaskedLinear`` in both modes: exact zeros outside, as prune mode."""
+    torch.manual_seed(0)
+    linear = nn.Linear(IN, OUT, dtype=torch.float64)
+    m = fixed_mask()
+    x = torch.randn(6, IN, dtype=torch.float64)
+    layers = {mode: MaskedLinear.from_linear(linear, m, mode=mode) for mode in MODES}
+    got = {mode: penalty_step(layer, x) for mode, layer in layers.items()}
+    assert torch.equal(got["freeze"][~m], torch.zeros_like(got["freeze"][~m]))
+    assert torch.equal(got["freeze"][~m], got["prune"][~m])
+    assert bool((got["freeze"][m] != 0).any())
+    for layer in layers.values():
+        assert torch.equal(layer.weight.detach()[~m], linear.weight.detach()[~m])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_func_grad_of_a_gradient_penalty(mode: Mode) -> None:
+    x, w, b, m = make()
+    x, w0 = x.detach(), w.detach()
+
+    def penalty(w: Tensor, layer: Any = masked_linear) -> Tensor:
+        def loss(x: Tensor) -> Tensor:
+            return layer(x, w, m, b, mode=mode).tanh().sum()
+
+        return torch.func.grad(loss)(x).pow(2).sum()
+
+    got = torch.func.grad(penalty)(w0)
+    assert torch.equal(got[~m], torch.zeros_like(got[~m]))
+    want = torch.func.grad(lambda w: penalty(w, reference_linear_kw))(w0)
+    torch.testing.assert_close(got, want)
+    batched = torch.func.vmap(torch.func.grad(penalty))(torch.stack([w0, 2 * w0]))
+    torch.testing.assert_close(batched[0], got)
+    assert torch.equal(batched[:, ~m], torch.zeros_like(batched[:, ~m]))
+
+
+def reference_linear_kw(
+    x: Tensor, w: Tensor, m: Tensor, b: Tensor | None, *, mode: str
+) -> Tensor:
+    return reference_linear(x, w, m, b, mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_second_order_weight_gradient_is_exactly_zero_outside_for_inf_and_nan(
+    mode: Mode,
+) -> None:
+    """An ``inf``/``nan`` weight entry outside the mask: in freeze mode the
+    penalty's gradient is ``inf``/``nan`` in its columns, yet exactly 0
+    outside the mask; in prune mode the entries act as zeros."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(2, 3, generator=g, dtype=torch.float64)
+    m = torch.tensor([[True, False, True], [False, True, True]])
+    w[~m] = torch.tensor([math.inf, math.nan], dtype=torch.float64)
+    w.requires_grad_()
+    out = masked_linear(x, w, m, mode=mode)
+    (grad_x,) = torch.autograd.grad(out.sum(), x, create_graph=True)
+    grad_x.pow(2).sum().backward()
+    assert w.grad is not None
+    assert torch.equal(w.grad[~m], torch.zeros(2, dtype=torch.float64))
+    if mode == "prune":
+        assert bool(w.grad.isfinite().all())
+    else:
+        assert not bool(w.grad[m].isfinite().all())  # the values did reach W
 
 
 # --------------------------------------------------------------------------
@@ -822,6 +974,79 @@ def test_constructor_rejects_bad_arguments(
         MaskedLinear(IN, OUT, mask, **kwargs)
 
 
+class Factories(TorchDispatchMode):
+    """Records the shape of every ``torch.empty`` (how parameters are made)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shapes: list[tuple[int, ...]] = []
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+    ) -> Any:
+        if func.overloadpacket in (torch.ops.aten.empty, torch.ops.aten.empty_strided):
+            self.shapes.append(tuple(args[0]))
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize(
+    ("mask", "error", "rest"),
+    [
+        (torch.ones(OUT, IN, dtype=torch.int64), TypeError, "be a bool or floating"),
+        (torch.full((OUT, IN), 0.5), ValueError, "hold only 0 and 1"),
+        (torch.ones(OUT, IN, device=META), ValueError, "be on the device of"),
+    ],
+    ids=["dtype", "values", "device"],
+)
+def test_constructor_checks_the_mask_before_allocating_parameters(
+    mask: Tensor, error: type[Exception], rest: str
+) -> None:
+    with Factories() as factories, pytest.raises(error) as info:
+        MaskedLinear(IN, OUT, mask)
+    assert str(info.value).startswith(f"MaskedLinear() argument 'mask' must {rest}")
+    assert (OUT, IN) not in factories.shapes
+    assert (OUT,) not in factories.shapes
+
+
+def test_a_dtype_nn_init_cannot_fill_is_refused_before_allocating() -> None:
+    """float8 is floating point, but ``nn.init`` cannot draw it (on the CPU,
+    in torch 2.13): that used to be torch's raw NotImplementedError from
+    ``reset_parameters``, after allocating the parameters."""
+    dtype = torch.float8_e4m3fn
+    try:
+        torch.empty(0, dtype=dtype).uniform_()
+    except NotImplementedError:
+        fillable = False
+    else:  # a torch that can fill it
+        fillable = True
+    if fillable:
+        assert MaskedLinear(IN, OUT, fixed_mask(), dtype=dtype).weight.dtype == dtype
+        return
+    want = f"be a torch.dtype that torch.nn.init can fill here, or None, not {dtype} ("
+    with (
+        Factories() as factories,
+        pytest.raises(TypeError, match=message("MaskedLinear", "dtype", want)),
+    ):
+        MaskedLinear(IN, OUT, fixed_mask(), dtype=dtype)
+    assert (OUT, IN) not in factories.shapes
+
+
+def test_from_linear_with_a_non_floating_weight_names_linear() -> None:
+    """It used to blame the 'dtype' argument, which the caller never passed."""
+    linear = nn.Linear(IN, OUT)
+    linear.weight = nn.Parameter(torch.ones(OUT, IN, dtype=torch.int64), False)
+    with pytest.raises(
+        TypeError,
+        match=message(
+            "MaskedLinear.from_linear",
+            "linear",
+            "be a torch.nn.Linear with a floating-point weight, not a Linear "
+            "with a torch.int64 weight",
+        ),
+    ):
+        MaskedLinear.from_linear(linear, fixed_mask())
+
+
 def test_constructor_on_another_device_needs_the_mask_there() -> None:
     mask = torch.ones(OUT, IN, dtype=torch.bool)
     with pytest.raises(ValueError, match="device"):
@@ -1206,6 +1431,32 @@ def test_masked_linear_modifies_no_argument(mode: str) -> None:
     for original, copy in zip((x, w, b, m), copies, strict=True):
         assert torch.equal(original.detach(), copy)
         assert original._version == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_weight_with_the_lazy_negative_bit_acts_as_its_values(
+    mode: Mode, create_graph: bool
+) -> None:
+    """``z.conj().imag`` is real with ``is_neg()``: prune mode used to raise
+    "view is not supported for tensors with negative bit set"."""
+    x, _, b, m = make()
+    z = torch.randn(OUT, IN, dtype=torch.complex128, generator=torch.Generator())
+    before = z.clone()
+    w = z.conj().imag.requires_grad_()
+    assert w.is_neg()
+    plain = w.detach().resolve_neg().requires_grad_()
+    results = []
+    for weight in (w, plain):
+        out = masked_linear(x, weight, m, b, mode=mode)
+        inputs = (x, weight, b)
+        results.append(
+            (out, *torch.autograd.grad(out.sum(), inputs, create_graph=create_graph))
+        )
+    for got, want in zip(*results, strict=True):
+        assert torch.equal(got, want)
+    assert torch.equal(z, before)
+    assert w.is_neg()
 
 
 # --------------------------------------------------------------------------
