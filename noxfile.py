@@ -12,18 +12,17 @@ import shutil
 from pathlib import Path
 
 import nox
-import tomllib
 
 PYTHON = "3.11"
 ROOT = Path(__file__).parent
 # The oldest torch the package supports and the newest installable here.
-with (ROOT / "pyproject.toml").open("rb") as f:
-    TORCH_RANGE = tomllib.load(f)["tool"]["autograd-notes"]["verified-torch"]
+TORCH_RANGE = nox.project.load_toml("pyproject.toml")["tool"]["autograd-notes"][
+    "verified-torch"
+]
 CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 SPHINX_ARGS = ("-W", "--keep-going", "-b", "html", "docs", "docs/_build/html")
 LOCALE = ("-d", "docs/locale", "-l", "zh_CN", "-w", "76")
 
-nox.options.sessions = ["lint", "tests", "docs"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
@@ -45,14 +44,24 @@ def install(session: nox.Session, *requirements: str) -> None:
     stamp.write_text(digest)
 
 
+# Two workers, a test file each at a time (its module fixtures are built once).
+# tests/site/test_pdf.py checks the printed PDFs: `nox -s pdf` and `browser` run it.
+PYTEST = ("pytest", "-n", "2", "--dist", "loadfile", "--ignore=tests/site/test_pdf.py")
+
+
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Unit tests, doctests of src/, `>>>` examples in docs/, strictness checks."""
+    """The fast loop: package tests, doctests, site checks that need no full build."""
     install(session, "-e", ".[test,docs]")
-    # tests/site/test_pdf.py checks the printed PDFs: `nox -s pdf` runs it.
-    # Two workers, a test file each at a time (its module fixtures are built once).
-    xdist = ["-n", "2", "--dist", "loadfile"]
-    session.run("pytest", *xdist, "--ignore=tests/site/test_pdf.py", *session.posargs)
+    session.run(*PYTEST, "-m", "not slow", *session.posargs)
+
+
+@nox.session(python=PYTHON, default=False)
+def integration(session: nox.Session) -> None:
+    """The slow checks: throw-away site builds, every download run in a fresh
+    venv, the signatures against a real build, huge graphs freed (``slow``)."""
+    install(session, "-e", ".[test,docs]")
+    session.run(*PYTEST, "-m", "slow", *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -62,7 +71,7 @@ def docs(session: nox.Session) -> None:
     session.run("python", "docs/build.py", *session.posargs)
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=PYTHON, default=False)
 def translations(session: nox.Session) -> None:
     """Update the zh_CN catalogs from the English text; list what to translate."""
     install(session, "-e", ".[docs]")
@@ -90,7 +99,7 @@ def lint(session: nox.Session) -> None:
     session.run("mypy")
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=PYTHON, default=False)
 def browser(session: nox.Session) -> None:
     """Build both editions and their PDFs and check the PDFs (all of `nox -s pdf`),
     then serve the site on 127.0.0.1 and check it in Chromium."""
@@ -103,7 +112,7 @@ def browser(session: nox.Session) -> None:
     session.run("pytest", "browser_tests", *session.posargs)
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=PYTHON, default=False)
 def pdf(session: nox.Session) -> None:
     """Build both editions, print each as one PDF with Chromium, check them."""
     install(session, "-e", ".[docs,browser,pdf]")
@@ -115,7 +124,7 @@ def pdf(session: nox.Session) -> None:
     session.run("pytest", "tests/site/test_pdf.py", *session.posargs)
 
 
-@nox.session(name="docs-live", python=PYTHON)
+@nox.session(name="docs-live", python=PYTHON, default=False)
 def docs_live(session: nox.Session) -> None:
     """Rebuild and reload the site in a browser while you edit."""
     install(session, "-e", ".[docs]", "sphinx-autobuild")
@@ -124,14 +133,14 @@ def docs_live(session: nox.Session) -> None:
     )
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=PYTHON, default=False)
 def compat(session: nox.Session) -> None:
     """Unit tests, doctests, tutorials and pages under the oldest and newest torch."""
     install(session, "myst-nb")  # reads the pages' cells as the docs build does
     session.run("python", ".ci/compat.py", *(session.posargs or TORCH_RANGE))
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=PYTHON, default=False)
 def bench(session: nox.Session) -> None:
     """Speed and memory benchmarks, printed as ratios against references."""
     install(session, "-e", ".[docs]", "torchviz")
