@@ -22,6 +22,8 @@ TORCH_RANGE = nox.project.load_toml("pyproject.toml")["tool"]["autograd-notes"][
 CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 SPHINX_ARGS = ("-W", "--keep-going", "-b", "html", "docs", "docs/_build/html")
 LOCALE = ("-d", "docs/locale", "-l", "zh_CN", "-w", "76")
+# A build whose PDFs are printed links them (docs/_ext/sitepdf.py).
+PRINTED = ("-D", "site_pdf=1")
 
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
@@ -104,7 +106,7 @@ def browser(session: nox.Session) -> None:
     """Build both editions and their PDFs and check the PDFs (all of `nox -s pdf`),
     then serve the site on 127.0.0.1 and check it in Chromium."""
     install(session, "-e", ".[docs,browser,pdf]")
-    session.run("python", "docs/build.py")
+    session.run("python", "docs/build.py", *PRINTED)
     session.run("python", "docs/pdf.py")  # the pages link the PDFs
     # What `nox -s pdf` checks, on the PDFs just printed: CI runs this session
     # only, so the site is built and printed once in this environment, not twice.
@@ -116,7 +118,7 @@ def browser(session: nox.Session) -> None:
 def pdf(session: nox.Session) -> None:
     """Build both editions, print each as one PDF with Chromium, check them."""
     install(session, "-e", ".[docs,browser,pdf]")
-    session.run("python", "docs/build.py")
+    session.run("python", "docs/build.py", *PRINTED)
     hosted = os.environ.get("READTHEDOCS") or os.environ.get("GITHUB_ACTIONS")
     if hosted and not shutil.which("chromium"):  # no Debian Chromium there
         session.run("playwright", "install", "chromium")

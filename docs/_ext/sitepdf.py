@@ -10,9 +10,11 @@ Two jobs:
   (``docs/pdf.py`` writes both PDFs into both editions).
 
 The PDFs are printed from the built HTML, so they are written after this
-build; ``nox -s pdf`` (and ``nox -s browser``, whose link check would
-otherwise find them missing) prints them, and the hosting configurations run
-it before they publish.
+build, and only by a build that is told it will print them: ``-D
+site_pdf=1`` (``nox -s pdf`` and ``nox -s browser`` pass it, and so do the
+hosting configurations). Without it, ``nox -s docs`` links no PDF (the
+theme's button prints the page, and the role's text is plain), so the site
+it builds has no dead link.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ def whole_site_button(
     app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
     """Replace the theme's print-this-page entry with the edition's PDF."""
+    if not app.config.site_pdf:
+        return
     for group in context.get("header_buttons", []):
         for index, button in enumerate(group.get("buttons", [])):
             if button.get("label") == "download-pdf-button":
@@ -70,7 +74,10 @@ def sitepdf_role(
             line=lineno,
         )
         return [inliner.problematic(rawtext, rawtext, message)], [message]
-    docname = inliner.document.settings.env.docname
+    env = inliner.document.settings.env
+    if not env.config.site_pdf:  # no PDF is printed: the text, unlinked
+        return [nodes.inline(rawtext, match["text"])], []
+    docname = env.docname
     to_root = "../" * docname.count("/")
     uri = to_root + pdf_path(match["edition"])
     node = nodes.reference(rawtext, match["text"], refuri=uri, internal=False)
@@ -82,4 +89,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # After sphinx-book-theme builds its header buttons (priority 501).
     app.connect("html-page-context", whole_site_button, priority=502)
     app.add_role("sitepdf", sitepdf_role)
+    app.add_config_value("site_pdf", False, "html", types=[bool])
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -199,3 +199,20 @@ def test_edit_link_points_at_the_gallery_script(site: Path) -> None:
     html = (site / "docs/_build/html/tutorials/01_example.html").read_text()
     assert "/edit/main/gallery/01_example.py" in html
     assert "docs/tutorials/01_example" not in html
+
+
+def test_only_a_build_whose_pdfs_are_printed_links_them(site: Path) -> None:
+    # `nox -s docs` prints no PDF, so its pages link none: no dead link.
+    page = site / "docs" / "page.md"
+    page.write_text(
+        GOOD_PAGE.replace("# A page\n", "# A page\n\n{sitepdf}`PDF <en>`\n")
+    )
+    result = build(site)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for html in (site / "docs/_build/html").rglob("*.html"):
+        assert "_static/pdf/" not in html.read_text(), html.name
+    # `nox -s pdf` and `nox -s browser` build with -D site_pdf=1, then print.
+    result = build(site, "en", "-E", "-D", "site_pdf=1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    html = (site / "docs/_build/html/page.html").read_text()
+    assert html.count("_static/pdf/autograd-notes-en.pdf") == 2  # menu, role
