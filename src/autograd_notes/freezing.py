@@ -451,12 +451,16 @@ def keep_frozen(
     :func:`torch.no_grad`) after every ``optimizer.step()``, whatever the step
     did, even ``nan`` (:ref:`a zero gradient is not frozen
     <zero-gradient-is-not-frozen>`); within a step (an LBFGS closure) or after
-    other in-place writes they may differ until it ends. A step pre-hook
-    follows in-place casts and moves of ``param`` (``model.to(device)``,
-    ``model.half()``, which rounds the copy as it rounds ``param``) and raises
-    :class:`RuntimeError` for a changed shape, before the step. Gradients are
-    untouched: add :func:`.register_grad_mask` if they must not reach a
-    gradient-norm clip or a non-elementwise update.
+    other in-place writes they may differ until it ends. The hooks follow
+    casts and moves of ``param`` (``model.half()`` rounds the copy as it rounds
+    ``param``; ``model.float()`` then restores the registered values bit for
+    bit) and raise :class:`RuntimeError` for a changed shape, before the step.
+    A cast that makes a new parameter object (with
+    ``torch.__future__.set_overwrite_module_params_on_conversion(True)``)
+    leaves the optimizer, and this guard, with the old one: build a new
+    optimizer and call this again. Gradients are untouched: add
+    :func:`.register_grad_mask` if they must not reach a gradient-norm clip
+    or a non-elementwise update.
 
     Parameters
     ----------
@@ -515,22 +519,28 @@ def keep_frozen(
     values = param.detach()[frozen].clone()
     kept = {"where": frozen, "values": values}
 
-    def pre_step(_optimizer: torch.optim.Optimizer, _args: Any, _kwargs: Any) -> None:
+    def follow(outcome: str) -> None:
+        # Bring the copy to param's device and dtype; refuse a new shape.
         if param.shape != frozen.shape:
             raise RuntimeError(
                 f"keep_frozen() was registered for a parameter of shape "
                 f"{tuple(frozen.shape)}, which now has shape {tuple(param.shape)}; "
-                "the optimizer step did not run. Call handle.remove() and "
+                f"{outcome}. Call handle.remove() and "
                 "keep_frozen() again with a mask of the new shape."
             )
         if kept["where"].device != param.device:
-            kept["where"] = kept["where"].to(param.device)
-        if values.device != param.device or values.dtype != param.dtype:
+            kept["where"] = frozen.to(param.device)
+        now = kept["values"]
+        if now.device != param.device or now.dtype != param.dtype:
             # Always from the registration copy: half() then float() restores
             # the original float values, not the rounded ones.
             kept["values"] = values.to(param.device, param.dtype)
 
+    def pre_step(_optimizer: torch.optim.Optimizer, _args: Any, _kwargs: Any) -> None:
+        follow("the optimizer step did not run")
+
     def post_step(_optimizer: torch.optim.Optimizer, _args: Any, _kwargs: Any) -> None:
+        follow("it changed during the step, and nothing was restored")
         with torch.no_grad():
             param[kept["where"]] = kept["values"]
 

@@ -16,7 +16,7 @@ import dataclasses
 import importlib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -541,6 +541,103 @@ def test_keep_frozen_follows_a_cast_of_the_module(cast: str) -> None:
     # dtype rounds them exactly as the cast did).
     assert torch.equal(weight[~mask], registered.to(weight.dtype))
     assert (weight[mask] != trained).all()  # the rest did train
+
+
+_ROUND_TRIP = {
+    "SGD": lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.1),
+    "Adam": lambda ps: torch.optim.Adam(ps, lr=0.1, weight_decay=0.1),
+    "AdamW": lambda ps: torch.optim.AdamW(ps, lr=0.1, weight_decay=0.5),
+}
+
+
+@pytest.fixture(params=["data", "swap", "overwrite"])
+def conversion(request: pytest.FixtureRequest) -> Iterator[str]:
+    """How Module._apply converts a parameter: ``.data`` swapped (torch's
+    default), ``torch.utils.swap_tensors`` (the object keeps its identity), or
+    a new Parameter object."""
+    future = torch.__future__
+    saved = (
+        future.get_swap_module_params_on_conversion(),
+        future.get_overwrite_module_params_on_conversion(),
+    )
+    future.set_swap_module_params_on_conversion(request.param == "swap")
+    future.set_overwrite_module_params_on_conversion(request.param == "overwrite")
+    try:
+        yield request.param
+    finally:
+        future.set_swap_module_params_on_conversion(saved[0])
+        future.set_overwrite_module_params_on_conversion(saved[1])
+
+
+@pytest.mark.parametrize("there", [torch.float16, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("optimizer", list(_ROUND_TRIP))
+def test_keep_frozen_survives_cast_round_trips_with_steps_between(
+    optimizer: str, there: torch.dtype, conversion: str
+) -> None:
+    """Issue 24, case 9: after half() and a step, float() then a step moved
+    every frozen entry and raised a dtype mismatch from the post-hook."""
+    g = _gen(0)
+    model = nn.Linear(4, 3)
+    mask = random_mask((3, 4), generator=g)
+    opt = _ROUND_TRIP[optimizer](list(model.parameters()))
+    param = model.weight  # the one the optimizer (and keep_frozen) holds
+    keep_frozen(opt, param, mask)
+    registered = param.detach()[~mask].clone()
+    start = param.detach().clone()
+    x = torch.randn(5, 4, generator=g)
+
+    def cast(*args: Any, **kwargs: Any) -> None:
+        model.to(*args, **kwargs)
+        if optimizer != "SGD":
+            # Torch's Adam needs its state in the parameter's dtype, and casts
+            # it only in load_state_dict; SGD mixes dtypes on its own.
+            opt.load_state_dict(opt.state_dict())
+
+    def step() -> None:
+        opt.zero_grad()
+        model(x.to(model.weight.dtype)).square().sum().backward()
+        opt.step()  # raised before the fix
+        kept = param.detach()[~mask]
+        assert torch.equal(kept, registered.to(kept.dtype))
+
+    step()
+    cast(there)
+    step()
+    step()
+    cast(torch.float32)
+    step()
+    cast(device="cpu")  # a no-op move
+    step()
+    cast(there)
+    cast(torch.float32)  # straight back, without a step
+    step()
+    assert param.dtype == torch.float32
+    if conversion == "overwrite":
+        # A new Parameter for the module: the optimizer, and keep_frozen with
+        # it, still hold the old one, which no longer trains (torch's rule).
+        assert model.weight is not param
+        assert not any(p is model.weight for p in opt.param_groups[0]["params"])
+    else:
+        assert model.weight is param
+        assert (param.detach()[mask] != start[mask]).all()  # the rest trained
+
+
+def test_keep_frozen_cast_round_trip_of_the_issue() -> None:
+    """The issue's exact sequence, with SGD and a double() trip too."""
+    for there in ("half", "double"):
+        torch.manual_seed(0)
+        lin = nn.Linear(4, 3)
+        mask = torch.rand(3, 4) < 0.5
+        opt = torch.optim.SGD(lin.parameters(), lr=0.1, momentum=0.9)
+        keep_frozen(opt, lin.weight, mask)
+        registered = lin.weight.detach().clone()
+        x = torch.randn(5, 4)
+        for cast in ("float", there, "float"):
+            getattr(lin, cast)()
+            opt.zero_grad()
+            lin(x.to(lin.weight.dtype)).sum().backward()
+            opt.step()
+        assert torch.equal(lin.weight.detach()[~mask], registered[~mask])
 
 
 def test_keep_frozen_raises_before_the_step_when_the_shape_changed() -> None:
