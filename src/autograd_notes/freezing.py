@@ -111,6 +111,72 @@ class _MaskParametrization(nn.Module):
     def forward(self, weight: torch.Tensor) -> torch.Tensor:
         return zero_outside(weight, self.mask)
 
+    def saved(self, state_dict: dict[str, Any], key: str, relative: str) -> None:
+        """Check the saved mask ``state_dict[key]``; a float 0/1 one becomes bool."""
+        if key in state_dict:
+            state_dict[key] = as_bool_mask(
+                state_dict[key],
+                self.mask,
+                "load_state_dict",
+                f'state_dict["{key}"]',
+                f"self.{relative}",
+                same_device=False,  # load_state_dict copies across devices
+            )
+
+    def _load_from_state_dict(
+        self,
+        state_dict: dict[str, Any],
+        prefix: str,
+        local_metadata: dict[str, Any],
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        # Also when loaded on its own; in a parametrized module, the module's
+        # own hook (_check_saved_masks) has checked the mask already.
+        try:
+            self.saved(state_dict, prefix + "mask", "mask")
+        except (TypeError, ValueError) as error:
+            error_msgs.append(str(error))
+            return
+        super()._load_from_state_dict(
+            state_dict,
+            prefix,
+            local_metadata,
+            strict,
+            missing_keys,
+            unexpected_keys,
+            error_msgs,
+        )
+
+
+def _check_saved_masks(
+    module: nn.Module, state_dict: dict[str, Any], prefix: str, *args: Any
+) -> None:
+    """Check the saved masks of ``module`` before any of its tensors loads.
+
+    A load_state_dict pre-hook of the module given to :func:`.parametrize_mask`.
+    If a mask is bad, the error joins torch's list and nothing of ``module``
+    changes: each of its entries in the state dict becomes its current value.
+    """
+    error_msgs: list[str] = args[-1]
+    problems: list[str] = []
+    lists = getattr(module, "parametrizations", None)
+    for name, steps in lists.items() if isinstance(lists, nn.ModuleDict) else ():
+        for index, step in enumerate(steps.children()):
+            if isinstance(step, _MaskParametrization):
+                relative = f"parametrizations.{name}.{index}.mask"
+                try:
+                    step.saved(state_dict, prefix + relative, relative)
+                except (TypeError, ValueError) as error:
+                    problems.append(str(error))
+    if problems:
+        error_msgs.extend(problems)
+        current = module.state_dict(prefix=prefix, keep_vars=True)
+        for key in current.keys() & state_dict.keys():
+            state_dict[key] = current[key]
+
 
 def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Module:
     """Make ``module.<name>`` the masked view ``W * M`` of the stored weight.
@@ -121,6 +187,9 @@ def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Mod
     values outside the mask (:ref:`a zero gradient is not frozen
     <zero-gradient-is-not-frozen>`). A bool copy of ``mask`` is a buffer: in the
     state dict, moved by ``module.to(device)``, bool under ``module.to(dtype)``.
+    ``module.load_state_dict`` checks a saved mask like :func:`.check_mask`
+    (a float 0/1 one loads as bool); a bad one fails the load, before any
+    tensor of ``module`` changes.
 
     Parameters
     ----------
@@ -174,6 +243,9 @@ def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Mod
         )
     bool_mask = as_bool_mask(mask, weight, func, weight_name=f"module.{name}")
     parametrize.register_parametrization(module, name, _MaskParametrization(bool_mask))
+    hooks = getattr(module, "_load_state_dict_pre_hooks", {}).values()
+    if not any(getattr(hook, "hook", None) is _check_saved_masks for hook in hooks):
+        module.register_load_state_dict_pre_hook(_check_saved_masks)  # type: ignore[no-untyped-call]
     return module
 
 

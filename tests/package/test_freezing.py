@@ -12,6 +12,7 @@ Besides the usual checks, this file pins down two facts the docs rely on:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib
 import math
@@ -208,6 +209,105 @@ def test_parametrize_mask_stores_the_mask_as_a_bool_buffer() -> None:
     parametrize_mask(other, "weight", torch.ones(3, 4, dtype=torch.bool))
     other.load_state_dict(layer.state_dict())
     assert torch.equal(other.weight, layer.weight)
+
+
+_MASK_KEY = "parametrizations.weight.0.mask"
+
+
+def _snapshot(module: nn.Module) -> dict[str, tuple[Tensor, Tensor]]:
+    """Each state-dict entry: the object itself and a copy of its values."""
+    state = module.state_dict(keep_vars=True)
+    return {key: (value, value.detach().clone()) for key, value in state.items()}
+
+
+def _assert_unchanged(module: nn.Module, snapshot: dict[str, Any]) -> None:
+    state = module.state_dict(keep_vars=True)
+    assert state.keys() == snapshot.keys()
+    for key, (obj, values) in snapshot.items():
+        assert state[key] is obj, key
+        assert state[key].dtype == values.dtype, key
+        assert torch.equal(state[key], values), key
+
+
+@pytest.mark.parametrize("assign", [False, True])
+@pytest.mark.parametrize(
+    ("saved", "bad"),
+    [
+        (torch.full((3, 4), 0.5), "hold only 0 and 1 (as a float mask), not 0.5"),
+        (
+            torch.full((3, 4), 2.0).double(),
+            "hold only 0 and 1 (as a float mask), not 2",
+        ),
+        (torch.ones(3, 4, dtype=torch.int64), "be a bool or floating 0/1 tensor"),
+        (torch.ones(4, 3, dtype=torch.bool), "have shape (3, 4) like 'self.paramet"),
+        ([[True] * 4] * 3, "be a torch.Tensor, not list"),
+    ],
+)
+def test_parametrize_mask_refuses_a_bad_saved_mask_and_loads_nothing(
+    saved: object, bad: str, assign: bool
+) -> None:
+    """Issue 24, case 8: a 0.5-filled saved mask loaded as all True."""
+    layer = parametrize_mask(
+        _linear(), "weight", random_mask((3, 4), generator=_gen(1))
+    )
+    snapshot = _snapshot(layer)
+    state: dict[str, Any] = {
+        k: torch.zeros_like(v) for k, v in layer.state_dict().items()
+    }
+    state[_MASK_KEY] = saved
+    with pytest.raises(RuntimeError) as info:
+        layer.load_state_dict(state, assign=assign)
+    message = str(info.value)
+    assert (
+        f"load_state_dict() argument 'state_dict[\"{_MASK_KEY}\"]' must {bad}"
+        in message
+    )
+    assert message.count("argument") == 1  # one error, not one per check
+    _assert_unchanged(layer, snapshot)  # not even the bias or original loaded
+    assert state[_MASK_KEY] is saved  # the caller's dict is untouched
+
+
+@pytest.mark.parametrize("assign", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64])
+def test_parametrize_mask_loads_a_float_0_1_saved_mask_as_bool(
+    dtype: torch.dtype, assign: bool
+) -> None:
+    layer = parametrize_mask(_linear(), "weight", torch.ones(3, 4, dtype=torch.bool))
+    mask = random_mask((3, 4), generator=_gen(2))
+    state = dict(layer.state_dict())
+    saved = mask.to(dtype)
+    state[_MASK_KEY] = saved
+    layer.load_state_dict(state, assign=assign)
+    loaded = layer.parametrizations.weight[0].mask
+    assert loaded.dtype == torch.bool
+    assert torch.equal(loaded, mask)
+    assert torch.equal(saved, mask.to(dtype))  # the caller's tensor is unchanged
+    assert torch.equal(
+        layer.weight, torch.where(mask, layer.parametrizations.weight.original, 0.0)
+    )
+
+
+def test_parametrize_mask_checks_a_saved_mask_in_a_parent_and_on_its_own() -> None:
+    """Through a parent module, after deepcopy, and into the parametrization."""
+    layer = parametrize_mask(_linear(), "weight", torch.ones(3, 4, dtype=torch.bool))
+    model = nn.Sequential(nn.Tanh(), layer)
+    snapshot = _snapshot(layer)
+    state = {k: torch.zeros_like(v) for k, v in model.state_dict().items()}
+    state[f"1.{_MASK_KEY}"] = torch.full((3, 4), 0.5)
+    with pytest.raises(RuntimeError, match=r"'state_dict\[\"1\.parametrizations"):
+        model.load_state_dict(state, strict=False)
+    _assert_unchanged(layer, snapshot)
+
+    twin = copy.deepcopy(layer)
+    state = {**twin.state_dict(), _MASK_KEY: torch.full((3, 4), 0.5)}
+    with pytest.raises(RuntimeError, match="must hold only 0 and 1"):
+        twin.load_state_dict(state)
+
+    steps = layer.parametrizations.weight
+    state = {**steps.state_dict(), "0.mask": torch.full((3, 4), 0.5)}
+    with pytest.raises(RuntimeError, match=r"'state_dict\[\"0\.mask\"\]' must hold"):
+        steps.load_state_dict(state)
+    _assert_unchanged(layer, snapshot)
 
 
 def test_parametrize_mask_does_not_stop_weight_decay() -> None:
