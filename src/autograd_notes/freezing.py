@@ -36,6 +36,7 @@ from autograd_notes._checks import (
     arg_error,
     as_bool_mask,
     check_has_data,
+    check_not_quantized,
     check_tensor,
     layout,
     type_name,
@@ -81,6 +82,8 @@ def apply_mask(weight: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
     Raises
     ------
+    TypeError
+        If ``weight`` is not a dense tensor, or is quantized.
     TypeError, ValueError
         If ``mask`` does not pass :func:`.check_mask`.
 
@@ -95,8 +98,9 @@ def apply_mask(weight: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     >>> apply_mask(torch.tensor([7, 8]), torch.tensor([False, True]))
     tensor([0, 8])
     """
-    bool_mask = as_bool_mask(mask, weight, "apply_mask")
-    return zero_outside(weight, bool_mask)
+    func = "apply_mask"
+    check_not_quantized(check_tensor(weight, func, "weight"), func, "weight")
+    return zero_outside(weight, as_bool_mask(mask, weight, func))
 
 
 class _MaskParametrization(nn.Module):
@@ -208,9 +212,10 @@ def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Mod
     Raises
     ------
     TypeError
-        If ``module`` is not a :class:`torch.nn.Module` or ``name`` not a str.
+        If ``module`` is not a :class:`torch.nn.Module`, ``name`` not a str,
+        or the tensor is quantized.
     AttributeError
-        If ``module`` has no tensor attribute ``name``.
+        If ``name`` is not a parameter or buffer of ``module``.
     TypeError, ValueError
         If ``mask`` fails :func:`.check_mask`.
 
@@ -232,13 +237,28 @@ def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Mod
     if not isinstance(name, str):
         raise TypeError(arg_error(func, "name", "a str", type_name(name)))
     weight = getattr(module, name, None)
-    if not isinstance(weight, torch.Tensor):
+    own = [key for key, _ in module.named_parameters(recurse=False)]
+    own += [key for key, _ in module.named_buffers(recurse=False)]
+    known = name in own or parametrize.is_parametrized(module, name)
+    if not (known and isinstance(weight, torch.Tensor)):
+        what = type_name(weight) if hasattr(module, name) else "no such attribute"
+        if isinstance(weight, torch.Tensor):
+            what = "a tensor, but not a registered parameter or buffer"
         raise AttributeError(
             arg_error(
                 func,
                 "name",
-                f"the name of a tensor attribute of the {type_name(module)}",
-                repr(name),
+                f"the name of a parameter or buffer of the {type_name(module)}",
+                f"{name!r} ({what})",
+            )
+        )
+    if weight.is_quantized:
+        raise TypeError(
+            arg_error(
+                func,
+                "name",
+                "the name of a tensor that is not quantized",
+                f"{name!r} (a quantized {weight.dtype} tensor)",
             )
         )
     bool_mask = as_bool_mask(mask, weight, func, weight_name=f"module.{name}")
@@ -435,7 +455,8 @@ def frozen_report(
     Raises
     ------
     TypeError
-        If ``before`` or ``after`` is not a dense real tensor or dtypes differ.
+        If ``before`` or ``after`` is not a dense real tensor (quantized ones
+        are not) or dtypes differ.
     ValueError
         If their shapes or devices differ or they are on the meta device.
     TypeError, ValueError
@@ -451,7 +472,7 @@ def frozen_report(
     """
     func = "frozen_report"
     for label, value in (("before", before), ("after", after)):
-        check_tensor(value, func, label)
+        check_not_quantized(check_tensor(value, func, label), func, label)
         if value.is_complex():
             raise TypeError(arg_error(func, label, "a real tensor", value.dtype))
     if after.shape != before.shape:
@@ -551,7 +572,8 @@ def keep_frozen(
     Raises
     ------
     TypeError
-        If ``optimizer`` is not a :class:`torch.optim.Optimizer`, ``param`` not dense.
+        If ``optimizer`` is not a :class:`torch.optim.Optimizer`, ``param``
+        not dense or quantized.
     ValueError
         If ``param`` is not in ``optimizer.param_groups`` (by identity) or on meta.
     TypeError, ValueError
@@ -576,6 +598,7 @@ def keep_frozen(
             )
         )
     param = check_tensor(param, func, "param")
+    check_not_quantized(param, func, "param")
     if not any(p is param for group in optimizer.param_groups for p in group["params"]):
         raise ValueError(
             arg_error(

@@ -17,6 +17,7 @@ import dataclasses
 import importlib
 import math
 import re
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -830,6 +831,30 @@ def test_frozen_report_infinite_change_is_inf() -> None:
 # -- bad input, for every public function -------------------------------------------
 
 
+def _quantized(tensor: Tensor) -> Tensor:
+    """``tensor`` quantized to qint8 (torch warns that quantization is deprecated)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "torch.quantize_per_tensor", UserWarning)
+        return torch.quantize_per_tensor(tensor, 0.1, 0, torch.qint8)
+
+
+def _quantized_linear() -> nn.Linear:
+    layer = nn.Linear(3, 2)
+    layer.register_buffer("q", _quantized(torch.zeros(2, 3)))
+    return layer
+
+
+def _plain_attribute() -> nn.Linear:
+    layer = nn.Linear(3, 2)
+    layer.extra = torch.zeros(2, 3)
+    return layer
+
+
+def _quantized_optimizer() -> tuple[torch.optim.Optimizer, Tensor]:
+    param = _quantized(torch.zeros(2, 3))
+    return torch.optim.SGD([param], lr=0.1), param
+
+
 def _bad_inputs() -> list[Any]:
     w = torch.zeros(2, 3)
     leaf = torch.zeros(2, 3, requires_grad=True)
@@ -841,8 +866,83 @@ def _bad_inputs() -> list[Any]:
     am, pm = "apply_mask", "parametrize_mask"
     rg, fr, kf = "register_grad_mask", "frozen_report", "keep_frozen"
     shape_23 = "have shape (2, 3) like 'weight', not (3, 2)"
+    quantized = "be a tensor that is not quantized (call .dequantize() first), not "
+    quantized += "a quantized tensor (torch.qint8)"
     cases: list[tuple[str, str, Callable[[], object], type[Exception], str]] = [
         (am, "mask", lambda: apply_mask(w, wrong), ValueError, shape_23),
+        (
+            am,
+            "weight",
+            lambda: apply_mask(_quantized(w), ok),
+            TypeError,
+            quantized,
+        ),
+        (
+            am,
+            "mask",
+            lambda: apply_mask(w, _quantized(ok.float())),
+            TypeError,
+            "be a bool or floating 0/1 tensor, not torch.qint8",
+        ),
+        (am, "weight", lambda: apply_mask("w", ok), TypeError, "be a torch.Tensor"),
+        (
+            am,
+            "weight",
+            lambda: apply_mask(w.to_sparse(), ok),
+            TypeError,
+            "be a dense (strided) tensor, not a tensor of layout torch.sparse_coo",
+        ),
+        (
+            pm,
+            "name",
+            lambda: parametrize_mask(_quantized_linear(), "q", ok),
+            TypeError,
+            "be the name of a tensor that is not quantized, not 'q' (a quantized "
+            "torch.qint8 tensor)",
+        ),
+        (
+            pm,
+            "name",
+            lambda: parametrize_mask(_plain_attribute(), "extra", ok),
+            AttributeError,
+            "be the name of a parameter or buffer of the Linear, not 'extra' (a "
+            "tensor, but not a registered parameter or buffer)",
+        ),
+        (
+            pm,
+            "mask",
+            lambda: parametrize_mask(torch.nn.Linear(3, 2), "weight", ok.to("meta")),
+            ValueError,
+            "be on the device of 'module.weight' (cpu), not meta",
+        ),
+        (
+            fr,
+            "before",
+            lambda: frozen_report(_quantized(w), _quantized(w), ok),
+            TypeError,
+            quantized,
+        ),
+        (
+            fr,
+            "after",
+            lambda: frozen_report(w, _quantized(w), ok),
+            TypeError,
+            quantized,
+        ),
+        (
+            fr,
+            "mask",
+            lambda: frozen_report(w, w, _quantized(ok.float())),
+            TypeError,
+            "be a bool or floating 0/1 tensor, not torch.qint8",
+        ),
+        (
+            kf,
+            "param",
+            lambda: keep_frozen(*_quantized_optimizer(), ok),
+            TypeError,
+            quantized,
+        ),
         (
             am,
             "mask",
@@ -883,14 +983,15 @@ def _bad_inputs() -> list[Any]:
             "name",
             lambda: parametrize_mask(torch.nn.Linear(3, 2), "weights", ok),
             AttributeError,
-            "be the name of a tensor attribute of the Linear, not 'weights'",
+            "be the name of a parameter or buffer of the Linear, not 'weights' (no "
+            "such attribute)",
         ),
         (
             pm,
             "name",
             lambda: parametrize_mask(torch.nn.Linear(3, 2, bias=False), "bias", ok[0]),
             AttributeError,
-            "be the name of a tensor attribute of the Linear, not 'bias'",
+            "be the name of a parameter or buffer of the Linear, not 'bias' (NoneType)",
         ),
         (
             pm,
