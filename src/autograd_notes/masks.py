@@ -286,16 +286,19 @@ def mask_from_indices(
     dims = _as_shape(shape, func)
     if len(dims) != 2:
         raise ValueError(arg_error(func, "shape", "two-dimensional", dims))
-    where = as_device(device, func)
     n_rows, n_cols = dims
+    # Every argument is checked before anything of the mask's size exists.
+    row_list = None if rows is None else _as_indices(rows, n_rows, "rows")
+    col_list = None if cols is None else _as_indices(cols, n_cols, "cols")
+    where = as_device(device, func)
     row_sel = torch.ones(n_rows, dtype=torch.bool, device=where)
     col_sel = torch.ones(n_cols, dtype=torch.bool, device=where)
-    if rows is not None:
+    if row_list is not None:
         row_sel.zero_()
-        row_sel[_as_indices(rows, n_rows, "rows")] = True
-    if cols is not None:
+        row_sel[row_list] = True
+    if col_list is not None:
         col_sel.zero_()
-        col_sel[_as_indices(cols, n_cols, "cols")] = True
+        col_sel[col_list] = True
     return row_sel[:, None] & col_sel[None, :]
 
 

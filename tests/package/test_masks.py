@@ -235,6 +235,24 @@ def test_mask_from_indices_keeps_some_input_columns_of_a_linear_weight() -> None
     assert not mask_from_indices((2, 2), rows=[]).any()
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"rows": [-1]}, "argument 'rows' must be indices in 0..4611686018427387903"),
+        ({"cols": [0.5]}, "argument 'cols' must be a sequence of ints"),
+        ({"rows": [0], "device": "gpu0"}, "argument 'device' must be a device"),
+    ],
+)
+def test_mask_from_indices_checks_every_argument_before_allocating(
+    kwargs: dict[str, Any], error: str
+) -> None:
+    """Rows of 2**62 entries cannot be allocated: the argument error must come
+    first (the rows and columns were checked after allocating them)."""
+    with pytest.raises((TypeError, ValueError, IndexError)) as info:
+        mask_from_indices((2**62, 1), **kwargs)
+    assert error in str(info.value)
+
+
 def test_mask_from_condition_returns_a_detached_copy() -> None:
     w = torch.tensor([[0.5, -0.05], [0.0, -0.3]], requires_grad=True)
     condition = w.abs() > 0.1
