@@ -199,3 +199,16 @@ def check_torch(func: str, feature: str) -> None:
             f"{func}(){feature} needs torch >= {TORCH_FLOOR}; this is torch "
             f"{torch.__version__} (pip install 'torch>={TORCH_FLOOR}')"
         )
+
+
+def check_not_quantized(tensor: torch.Tensor, func: str, name: str) -> None:
+    """Raise for a quantized tensor, which the masking operations cannot take."""
+    if tensor.is_quantized:
+        raise TypeError(
+            arg_error(
+                func,
+                name,
+                "a tensor that is not quantized (call .dequantize() first)",
+                f"a quantized tensor ({tensor.dtype})",
+            )
+        )

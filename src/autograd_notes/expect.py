@@ -42,10 +42,16 @@ def _check_args(func: str, category: object, match: object) -> re.Pattern[str]:
         raise TypeError(arg_error(func, "category", expected, repr(category)))
     try:
         return re.compile(match)
-    except re.error as error:
+    except (re.error, RecursionError, OverflowError) as error:
+        # RecursionError: groups nested too deeply for re's parser;
+        # OverflowError: a repeat count or pattern too large to compile.
+        reason = str(error)
+        if not isinstance(error, re.error):
+            reason = f"{type(error).__name__}: {reason}"
+        shown = match if len(match) <= 60 else f"{match[:57]}..."
         expected = "a valid regular expression"
         raise ValueError(
-            arg_error(func, "match", expected, f"{match!r} ({error})")
+            arg_error(func, "match", expected, f"{shown!r} ({reason})")
         ) from None
 
 

@@ -36,6 +36,7 @@ from autograd_notes._checks import (
     arg_error,
     as_bool_mask,
     check_has_data,
+    check_not_quantized,
     check_tensor,
     layout,
     type_name,
@@ -81,6 +82,8 @@ def apply_mask(weight: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
     Raises
     ------
+    TypeError
+        If ``weight`` is not a dense tensor, or is quantized.
     TypeError, ValueError
         If ``mask`` does not pass :func:`.check_mask`.
 
@@ -95,8 +98,9 @@ def apply_mask(weight: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     >>> apply_mask(torch.tensor([7, 8]), torch.tensor([False, True]))
     tensor([0, 8])
     """
-    bool_mask = as_bool_mask(mask, weight, "apply_mask")
-    return zero_outside(weight, bool_mask)
+    func = "apply_mask"
+    check_not_quantized(check_tensor(weight, func, "weight"), func, "weight")
+    return zero_outside(weight, as_bool_mask(mask, weight, func))
 
 
 class _MaskParametrization(nn.Module):
@@ -111,6 +115,72 @@ class _MaskParametrization(nn.Module):
     def forward(self, weight: torch.Tensor) -> torch.Tensor:
         return zero_outside(weight, self.mask)
 
+    def saved(self, state_dict: dict[str, Any], key: str, relative: str) -> None:
+        """Check the saved mask ``state_dict[key]``; a float 0/1 one becomes bool."""
+        if key in state_dict:
+            state_dict[key] = as_bool_mask(
+                state_dict[key],
+                self.mask,
+                "load_state_dict",
+                f'state_dict["{key}"]',
+                f"self.{relative}",
+                same_device=False,  # load_state_dict copies across devices
+            )
+
+    def _load_from_state_dict(
+        self,
+        state_dict: dict[str, Any],
+        prefix: str,
+        local_metadata: dict[str, Any],
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        # Also when loaded on its own; in a parametrized module, the module's
+        # own hook (_check_saved_masks) has checked the mask already.
+        try:
+            self.saved(state_dict, prefix + "mask", "mask")
+        except (TypeError, ValueError) as error:
+            error_msgs.append(str(error))
+            return
+        super()._load_from_state_dict(
+            state_dict,
+            prefix,
+            local_metadata,
+            strict,
+            missing_keys,
+            unexpected_keys,
+            error_msgs,
+        )
+
+
+def _check_saved_masks(
+    module: nn.Module, state_dict: dict[str, Any], prefix: str, *args: Any
+) -> None:
+    """Check the saved masks of ``module`` before any of its tensors loads.
+
+    A load_state_dict pre-hook of the module given to :func:`.parametrize_mask`.
+    If a mask is bad, the error joins torch's list and nothing of ``module``
+    changes: each of its entries in the state dict becomes its current value.
+    """
+    error_msgs: list[str] = args[-1]
+    problems: list[str] = []
+    lists = getattr(module, "parametrizations", None)
+    for name, steps in lists.items() if isinstance(lists, nn.ModuleDict) else ():
+        for index, step in enumerate(steps.children()):
+            if isinstance(step, _MaskParametrization):
+                relative = f"parametrizations.{name}.{index}.mask"
+                try:
+                    step.saved(state_dict, prefix + relative, relative)
+                except (TypeError, ValueError) as error:
+                    problems.append(str(error))
+    if problems:
+        error_msgs.extend(problems)
+        current = module.state_dict(prefix=prefix, keep_vars=True)
+        for key in current.keys() & state_dict.keys():
+            state_dict[key] = current[key]
+
 
 def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Module:
     """Make ``module.<name>`` the masked view ``W * M`` of the stored weight.
@@ -121,6 +191,9 @@ def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Mod
     values outside the mask (:ref:`a zero gradient is not frozen
     <zero-gradient-is-not-frozen>`). A bool copy of ``mask`` is a buffer: in the
     state dict, moved by ``module.to(device)``, bool under ``module.to(dtype)``.
+    ``module.load_state_dict`` checks a saved mask like :func:`.check_mask`
+    (a float 0/1 one loads as bool); a bad one fails the load, before any
+    tensor of ``module`` changes.
 
     Parameters
     ----------
@@ -139,9 +212,10 @@ def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Mod
     Raises
     ------
     TypeError
-        If ``module`` is not a :class:`torch.nn.Module` or ``name`` not a str.
+        If ``module`` is not a :class:`torch.nn.Module`, ``name`` not a str,
+        or the tensor is quantized.
     AttributeError
-        If ``module`` has no tensor attribute ``name``.
+        If ``name`` is not a parameter or buffer of ``module``.
     TypeError, ValueError
         If ``mask`` fails :func:`.check_mask`.
 
@@ -163,17 +237,35 @@ def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Mod
     if not isinstance(name, str):
         raise TypeError(arg_error(func, "name", "a str", type_name(name)))
     weight = getattr(module, name, None)
-    if not isinstance(weight, torch.Tensor):
+    own = [key for key, _ in module.named_parameters(recurse=False)]
+    own += [key for key, _ in module.named_buffers(recurse=False)]
+    known = name in own or parametrize.is_parametrized(module, name)
+    if not (known and isinstance(weight, torch.Tensor)):
+        what = type_name(weight) if hasattr(module, name) else "no such attribute"
+        if isinstance(weight, torch.Tensor):
+            what = "a tensor, but not a registered parameter or buffer"
         raise AttributeError(
             arg_error(
                 func,
                 "name",
-                f"the name of a tensor attribute of the {type_name(module)}",
-                repr(name),
+                f"the name of a parameter or buffer of the {type_name(module)}",
+                f"{name!r} ({what})",
+            )
+        )
+    if weight.is_quantized:
+        raise TypeError(
+            arg_error(
+                func,
+                "name",
+                "the name of a tensor that is not quantized",
+                f"{name!r} (a quantized {weight.dtype} tensor)",
             )
         )
     bool_mask = as_bool_mask(mask, weight, func, weight_name=f"module.{name}")
     parametrize.register_parametrization(module, name, _MaskParametrization(bool_mask))
+    hooks = getattr(module, "_load_state_dict_pre_hooks", {}).values()
+    if not any(getattr(hook, "hook", None) is _check_saved_masks for hook in hooks):
+        module.register_load_state_dict_pre_hook(_check_saved_masks)  # type: ignore[no-untyped-call]
     return module
 
 
@@ -363,7 +455,8 @@ def frozen_report(
     Raises
     ------
     TypeError
-        If ``before`` or ``after`` is not a dense real tensor or dtypes differ.
+        If ``before`` or ``after`` is not a dense real tensor (quantized ones
+        are not) or dtypes differ.
     ValueError
         If their shapes or devices differ or they are on the meta device.
     TypeError, ValueError
@@ -379,7 +472,7 @@ def frozen_report(
     """
     func = "frozen_report"
     for label, value in (("before", before), ("after", after)):
-        check_tensor(value, func, label)
+        check_not_quantized(check_tensor(value, func, label), func, label)
         if value.is_complex():
             raise TypeError(arg_error(func, label, "a real tensor", value.dtype))
     if after.shape != before.shape:
@@ -451,12 +544,16 @@ def keep_frozen(
     :func:`torch.no_grad`) after every ``optimizer.step()``, whatever the step
     did, even ``nan`` (:ref:`a zero gradient is not frozen
     <zero-gradient-is-not-frozen>`); within a step (an LBFGS closure) or after
-    other in-place writes they may differ until it ends. A step pre-hook
-    follows in-place casts and moves of ``param`` (``model.to(device)``,
-    ``model.half()``, which rounds the copy as it rounds ``param``) and raises
-    :class:`RuntimeError` for a changed shape, before the step. Gradients are
-    untouched: add :func:`.register_grad_mask` if they must not reach a
-    gradient-norm clip or a non-elementwise update.
+    other in-place writes they may differ until it ends. The hooks follow
+    casts and moves of ``param`` (``model.half()`` rounds the copy as it rounds
+    ``param``; ``model.float()`` then restores the registered values bit for
+    bit) and raise :class:`RuntimeError` for a changed shape, before the step.
+    A cast that makes a new parameter object (with
+    ``torch.__future__.set_overwrite_module_params_on_conversion(True)``)
+    leaves the optimizer, and this guard, with the old one: build a new
+    optimizer and call this again. Gradients are untouched: add
+    :func:`.register_grad_mask` if they must not reach a gradient-norm clip
+    or a non-elementwise update.
 
     Parameters
     ----------
@@ -475,7 +572,8 @@ def keep_frozen(
     Raises
     ------
     TypeError
-        If ``optimizer`` is not a :class:`torch.optim.Optimizer`, ``param`` not dense.
+        If ``optimizer`` is not a :class:`torch.optim.Optimizer`, ``param``
+        not dense or quantized.
     ValueError
         If ``param`` is not in ``optimizer.param_groups`` (by identity) or on meta.
     TypeError, ValueError
@@ -500,6 +598,7 @@ def keep_frozen(
             )
         )
     param = check_tensor(param, func, "param")
+    check_not_quantized(param, func, "param")
     if not any(p is param for group in optimizer.param_groups for p in group["params"]):
         raise ValueError(
             arg_error(
@@ -515,22 +614,28 @@ def keep_frozen(
     values = param.detach()[frozen].clone()
     kept = {"where": frozen, "values": values}
 
-    def pre_step(_optimizer: torch.optim.Optimizer, _args: Any, _kwargs: Any) -> None:
+    def follow(outcome: str) -> None:
+        # Bring the copy to param's device and dtype; refuse a new shape.
         if param.shape != frozen.shape:
             raise RuntimeError(
                 f"keep_frozen() was registered for a parameter of shape "
                 f"{tuple(frozen.shape)}, which now has shape {tuple(param.shape)}; "
-                "the optimizer step did not run. Call handle.remove() and "
+                f"{outcome}. Call handle.remove() and "
                 "keep_frozen() again with a mask of the new shape."
             )
         if kept["where"].device != param.device:
-            kept["where"] = kept["where"].to(param.device)
-        if values.device != param.device or values.dtype != param.dtype:
+            kept["where"] = frozen.to(param.device)
+        now = kept["values"]
+        if now.device != param.device or now.dtype != param.dtype:
             # Always from the registration copy: half() then float() restores
             # the original float values, not the rounded ones.
             kept["values"] = values.to(param.device, param.dtype)
 
+    def pre_step(_optimizer: torch.optim.Optimizer, _args: Any, _kwargs: Any) -> None:
+        follow("the optimizer step did not run")
+
     def post_step(_optimizer: torch.optim.Optimizer, _args: Any, _kwargs: Any) -> None:
+        follow("it changed during the step, and nothing was restored")
         with torch.no_grad():
             param[kept["where"]] = kept["values"]
 

@@ -34,28 +34,54 @@ IndicesLike = Sequence[int] | torch.Tensor
 _INT64_MAX = 2**63 - 1
 
 
+def _describe(value: object) -> str:
+    """``value`` for an error message; a tensor or array with its shape."""
+    if isinstance(value, torch.Tensor):
+        return f"a {value.dtype} tensor of shape {tuple(value.shape)}"
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple) and shape:
+        kind = type(value)
+        return f"a {kind.__module__}.{kind.__qualname__} of shape {shape}"
+    return type_name(value)
+
+
+def _as_size(value: object) -> int:
+    """``value`` as an int, as :func:`torch.rand` reads a size; else TypeError."""
+    if isinstance(value, bool) or (
+        isinstance(value, torch.Tensor) and value.dtype == torch.bool
+    ):
+        raise TypeError
+    try:  # an int, numpy.int64, or an integer tensor of one element
+        return operator.index(value)  # type: ignore[arg-type]
+    except RuntimeError:  # a meta tensor, whose value cannot be read
+        raise TypeError from None
+
+
 def _as_shape(shape: object, func: str, name: str = "shape") -> tuple[int, ...]:
     """Return ``shape`` as a tuple of non-negative ints that torch can allocate."""
     expected = "an int or a sequence of ints"
     if isinstance(shape, bool):
         raise TypeError(arg_error(func, name, expected, "bool"))
     if not isinstance(shape, Sequence) and hasattr(type(shape), "__index__"):
-        shape = (shape,)  # an int, or an integer scalar such as numpy.int64
+        try:
+            shape = (_as_size(shape),)
+        except TypeError:
+            # A tensor or array of sizes, refused as a whole like torch.rand does.
+            expected += f" (for an array of sizes, pass tuple({name}.tolist()))"
+            raise TypeError(arg_error(func, name, expected, _describe(shape))) from None
     if not isinstance(shape, Sequence) or isinstance(shape, (str, bytes)):
         raise TypeError(arg_error(func, name, expected, type_name(shape)))
     dims: list[int] = []
     for position, size in enumerate(shape):
         try:
-            if isinstance(size, bool):
-                raise TypeError
-            dims.append(operator.index(size))
+            dims.append(_as_size(size))
         except TypeError:
             raise TypeError(
                 arg_error(
                     func,
                     name,
                     "a sequence of ints",
-                    f"{type_name(size)} at {name}[{position}]",
+                    f"{_describe(size)} at {name}[{position}]",
                 )
             ) from None
     if any(size < 0 for size in dims):
@@ -80,6 +106,8 @@ def random_mask(
     ----------
     shape : int or sequence of int
         The mask's shape, usually ``weight.shape``; sizes must be non-negative.
+        As for :func:`torch.rand`, an integer scalar (a 0-d tensor too) is one
+        size, and a tensor or NumPy array of sizes is refused.
     p : real number, default 0.5
         The probability that an entry trains, in ``[0, 1]``: any :class:`numbers.Real`
         but a bool (``1``, ``0.25``, ``fractions.Fraction(1, 4)``, a NumPy float);
@@ -88,7 +116,8 @@ def random_mask(
         The generator to draw from; a seeded one gives a reproducible mask.
     device : torch.device or str, optional
         Where to create the mask: by default the generator's device, or the
-        CPU without a generator; it must match the generator's device.
+        CPU without a generator; it must be the generator's device, as torch
+        places tensors (``"cpu:0"`` is the CPU).
 
     Returns
     -------
@@ -135,7 +164,7 @@ def random_mask(
     if generator is not None:
         if where is None:
             where = generator.device
-        elif where != generator.device:
+        elif _resolved(where) != _resolved(generator.device):
             raise ValueError(
                 arg_error(
                     func,
@@ -148,6 +177,11 @@ def random_mask(
     return torch.rand(dims, generator=generator, device=where) < probability
 
 
+def _resolved(device: torch.device) -> torch.device:
+    """Where torch allocates for ``device``: "cpu" for "cpu:0", "cuda:N" for "cuda"."""
+    return torch.empty(0, device=device).device
+
+
 def _as_indices(indices: object, size: int, name: str) -> list[int]:
     """Return ``indices`` as a list of ints in ``range(size)``, or raise."""
     func = "mask_from_indices"
@@ -156,7 +190,7 @@ def _as_indices(indices: object, size: int, name: str) -> list[int]:
     if isinstance(indices, torch.Tensor):
         check_tensor(indices, func, name)
         integer = not (indices.is_floating_point() or indices.is_complex())
-        if indices.dtype == torch.bool or not integer:
+        if indices.dtype == torch.bool or indices.is_quantized or not integer:
             raise TypeError(
                 arg_error(func, name, expected, f"a {indices.dtype} tensor")
             )
@@ -171,7 +205,7 @@ def _as_indices(indices: object, size: int, name: str) -> list[int]:
     elif isinstance(indices, Sequence) and not isinstance(indices, (str, bytes)):
         values = list(indices)
     else:
-        raise TypeError(arg_error(func, name, expected, type_name(indices)))
+        raise TypeError(arg_error(func, name, expected, _describe(indices)))
     checked: list[int] = []
     for position, value in enumerate(values):
         where = f"{name}[{position}]"
@@ -252,16 +286,19 @@ def mask_from_indices(
     dims = _as_shape(shape, func)
     if len(dims) != 2:
         raise ValueError(arg_error(func, "shape", "two-dimensional", dims))
-    where = as_device(device, func)
     n_rows, n_cols = dims
+    # Every argument is checked before anything of the mask's size exists.
+    row_list = None if rows is None else _as_indices(rows, n_rows, "rows")
+    col_list = None if cols is None else _as_indices(cols, n_cols, "cols")
+    where = as_device(device, func)
     row_sel = torch.ones(n_rows, dtype=torch.bool, device=where)
     col_sel = torch.ones(n_cols, dtype=torch.bool, device=where)
-    if rows is not None:
+    if row_list is not None:
         row_sel.zero_()
-        row_sel[_as_indices(rows, n_rows, "rows")] = True
-    if cols is not None:
+        row_sel[row_list] = True
+    if col_list is not None:
         col_sel.zero_()
-        col_sel[_as_indices(cols, n_cols, "cols")] = True
+        col_sel[col_list] = True
     return row_sel[:, None] & col_sel[None, :]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -143,3 +144,27 @@ def test_expect_warning_keeps_other_warnings_when_the_block_raises() -> None:
         with pytest.raises(KeyError), expect_warning(UserWarning, "expected"):
             _warn_then_fail()
     assert [str(w.message) for w in outside] == ["another one"]
+
+
+@pytest.mark.parametrize(
+    ("match", "shown", "reason"),
+    [
+        ("(" * 2000 + ")" * 2000, "(" * 57 + "...", "RecursionError: maximum"),
+        ("a{4294967296}", "a{4294967296}", "OverflowError: the repetition"),
+    ],
+    ids=["nested-too-deeply", "repeat-too-large"],
+)
+@pytest.mark.parametrize("func", [expect_error, expect_warning])
+def test_a_pattern_re_cannot_compile_is_refused_like_an_invalid_one(
+    func: Callable[[type[Any], str], Any], match: str, shown: str, reason: str
+) -> None:
+    """It raised re's own RecursionError or OverflowError, naming no argument."""
+    category = ValueError if func is expect_error else UserWarning
+    message = re.escape(
+        f"{func.__name__}() argument 'match' must be a valid regular expression, "
+        f"not {shown!r} ({reason}"
+    )
+    ran = []
+    with pytest.raises(ValueError, match=f"^{message}"), func(category, match):
+        ran.append(True)
+    assert ran == []

@@ -12,11 +12,13 @@ Besides the usual checks, this file pins down two facts the docs rely on:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib
 import math
 import re
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -208,6 +210,105 @@ def test_parametrize_mask_stores_the_mask_as_a_bool_buffer() -> None:
     parametrize_mask(other, "weight", torch.ones(3, 4, dtype=torch.bool))
     other.load_state_dict(layer.state_dict())
     assert torch.equal(other.weight, layer.weight)
+
+
+_MASK_KEY = "parametrizations.weight.0.mask"
+
+
+def _snapshot(module: nn.Module) -> dict[str, tuple[Tensor, Tensor]]:
+    """Each state-dict entry: the object itself and a copy of its values."""
+    state = module.state_dict(keep_vars=True)
+    return {key: (value, value.detach().clone()) for key, value in state.items()}
+
+
+def _assert_unchanged(module: nn.Module, snapshot: dict[str, Any]) -> None:
+    state = module.state_dict(keep_vars=True)
+    assert state.keys() == snapshot.keys()
+    for key, (obj, values) in snapshot.items():
+        assert state[key] is obj, key
+        assert state[key].dtype == values.dtype, key
+        assert torch.equal(state[key], values), key
+
+
+@pytest.mark.parametrize("assign", [False, True])
+@pytest.mark.parametrize(
+    ("saved", "bad"),
+    [
+        (torch.full((3, 4), 0.5), "hold only 0 and 1 (as a float mask), not 0.5"),
+        (
+            torch.full((3, 4), 2.0).double(),
+            "hold only 0 and 1 (as a float mask), not 2",
+        ),
+        (torch.ones(3, 4, dtype=torch.int64), "be a bool or floating 0/1 tensor"),
+        (torch.ones(4, 3, dtype=torch.bool), "have shape (3, 4) like 'self.paramet"),
+        ([[True] * 4] * 3, "be a torch.Tensor, not list"),
+    ],
+)
+def test_parametrize_mask_refuses_a_bad_saved_mask_and_loads_nothing(
+    saved: object, bad: str, assign: bool
+) -> None:
+    """Issue 24, case 8: a 0.5-filled saved mask loaded as all True."""
+    layer = parametrize_mask(
+        _linear(), "weight", random_mask((3, 4), generator=_gen(1))
+    )
+    snapshot = _snapshot(layer)
+    state: dict[str, Any] = {
+        k: torch.zeros_like(v) for k, v in layer.state_dict().items()
+    }
+    state[_MASK_KEY] = saved
+    with pytest.raises(RuntimeError) as info:
+        layer.load_state_dict(state, assign=assign)
+    message = str(info.value)
+    assert (
+        f"load_state_dict() argument 'state_dict[\"{_MASK_KEY}\"]' must {bad}"
+        in message
+    )
+    assert message.count("argument") == 1  # one error, not one per check
+    _assert_unchanged(layer, snapshot)  # not even the bias or original loaded
+    assert state[_MASK_KEY] is saved  # the caller's dict is untouched
+
+
+@pytest.mark.parametrize("assign", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64])
+def test_parametrize_mask_loads_a_float_0_1_saved_mask_as_bool(
+    dtype: torch.dtype, assign: bool
+) -> None:
+    layer = parametrize_mask(_linear(), "weight", torch.ones(3, 4, dtype=torch.bool))
+    mask = random_mask((3, 4), generator=_gen(2))
+    state = dict(layer.state_dict())
+    saved = mask.to(dtype)
+    state[_MASK_KEY] = saved
+    layer.load_state_dict(state, assign=assign)
+    loaded = layer.parametrizations.weight[0].mask
+    assert loaded.dtype == torch.bool
+    assert torch.equal(loaded, mask)
+    assert torch.equal(saved, mask.to(dtype))  # the caller's tensor is unchanged
+    assert torch.equal(
+        layer.weight, torch.where(mask, layer.parametrizations.weight.original, 0.0)
+    )
+
+
+def test_parametrize_mask_checks_a_saved_mask_in_a_parent_and_on_its_own() -> None:
+    """Through a parent module, after deepcopy, and into the parametrization."""
+    layer = parametrize_mask(_linear(), "weight", torch.ones(3, 4, dtype=torch.bool))
+    model = nn.Sequential(nn.Tanh(), layer)
+    snapshot = _snapshot(layer)
+    state = {k: torch.zeros_like(v) for k, v in model.state_dict().items()}
+    state[f"1.{_MASK_KEY}"] = torch.full((3, 4), 0.5)
+    with pytest.raises(RuntimeError, match=r"'state_dict\[\"1\.parametrizations"):
+        model.load_state_dict(state, strict=False)
+    _assert_unchanged(layer, snapshot)
+
+    twin = copy.deepcopy(layer)
+    state = {**twin.state_dict(), _MASK_KEY: torch.full((3, 4), 0.5)}
+    with pytest.raises(RuntimeError, match="must hold only 0 and 1"):
+        twin.load_state_dict(state)
+
+    steps = layer.parametrizations.weight
+    state = {**steps.state_dict(), "0.mask": torch.full((3, 4), 0.5)}
+    with pytest.raises(RuntimeError, match=r"'state_dict\[\"0\.mask\"\]' must hold"):
+        steps.load_state_dict(state)
+    _assert_unchanged(layer, snapshot)
 
 
 def test_parametrize_mask_does_not_stop_weight_decay() -> None:
@@ -543,6 +644,103 @@ def test_keep_frozen_follows_a_cast_of_the_module(cast: str) -> None:
     assert (weight[mask] != trained).all()  # the rest did train
 
 
+_ROUND_TRIP = {
+    "SGD": lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.1),
+    "Adam": lambda ps: torch.optim.Adam(ps, lr=0.1, weight_decay=0.1),
+    "AdamW": lambda ps: torch.optim.AdamW(ps, lr=0.1, weight_decay=0.5),
+}
+
+
+@pytest.fixture(params=["data", "swap", "overwrite"])
+def conversion(request: pytest.FixtureRequest) -> Iterator[str]:
+    """How Module._apply converts a parameter: ``.data`` swapped (torch's
+    default), ``torch.utils.swap_tensors`` (the object keeps its identity), or
+    a new Parameter object."""
+    future = torch.__future__
+    saved = (
+        future.get_swap_module_params_on_conversion(),
+        future.get_overwrite_module_params_on_conversion(),
+    )
+    future.set_swap_module_params_on_conversion(request.param == "swap")
+    future.set_overwrite_module_params_on_conversion(request.param == "overwrite")
+    try:
+        yield request.param
+    finally:
+        future.set_swap_module_params_on_conversion(saved[0])
+        future.set_overwrite_module_params_on_conversion(saved[1])
+
+
+@pytest.mark.parametrize("there", [torch.float16, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("optimizer", list(_ROUND_TRIP))
+def test_keep_frozen_survives_cast_round_trips_with_steps_between(
+    optimizer: str, there: torch.dtype, conversion: str
+) -> None:
+    """Issue 24, case 9: after half() and a step, float() then a step moved
+    every frozen entry and raised a dtype mismatch from the post-hook."""
+    g = _gen(0)
+    model = nn.Linear(4, 3)
+    mask = random_mask((3, 4), generator=g)
+    opt = _ROUND_TRIP[optimizer](list(model.parameters()))
+    param = model.weight  # the one the optimizer (and keep_frozen) holds
+    keep_frozen(opt, param, mask)
+    registered = param.detach()[~mask].clone()
+    start = param.detach().clone()
+    x = torch.randn(5, 4, generator=g)
+
+    def cast(*args: Any, **kwargs: Any) -> None:
+        model.to(*args, **kwargs)
+        if optimizer != "SGD":
+            # Torch's Adam needs its state in the parameter's dtype, and casts
+            # it only in load_state_dict; SGD mixes dtypes on its own.
+            opt.load_state_dict(opt.state_dict())
+
+    def step() -> None:
+        opt.zero_grad()
+        model(x.to(model.weight.dtype)).square().sum().backward()
+        opt.step()  # raised before the fix
+        kept = param.detach()[~mask]
+        assert torch.equal(kept, registered.to(kept.dtype))
+
+    step()
+    cast(there)
+    step()
+    step()
+    cast(torch.float32)
+    step()
+    cast(device="cpu")  # a no-op move
+    step()
+    cast(there)
+    cast(torch.float32)  # straight back, without a step
+    step()
+    assert param.dtype == torch.float32
+    if conversion == "overwrite":
+        # A new Parameter for the module: the optimizer, and keep_frozen with
+        # it, still hold the old one, which no longer trains (torch's rule).
+        assert model.weight is not param
+        assert not any(p is model.weight for p in opt.param_groups[0]["params"])
+    else:
+        assert model.weight is param
+        assert (param.detach()[mask] != start[mask]).all()  # the rest trained
+
+
+def test_keep_frozen_cast_round_trip_of_the_issue() -> None:
+    """The issue's exact sequence, with SGD and a double() trip too."""
+    for there in ("half", "double"):
+        torch.manual_seed(0)
+        lin = nn.Linear(4, 3)
+        mask = torch.rand(3, 4) < 0.5
+        opt = torch.optim.SGD(lin.parameters(), lr=0.1, momentum=0.9)
+        keep_frozen(opt, lin.weight, mask)
+        registered = lin.weight.detach().clone()
+        x = torch.randn(5, 4)
+        for cast in ("float", there, "float"):
+            getattr(lin, cast)()
+            opt.zero_grad()
+            lin(x.to(lin.weight.dtype)).sum().backward()
+            opt.step()
+        assert torch.equal(lin.weight.detach()[~mask], registered[~mask])
+
+
 def test_keep_frozen_raises_before_the_step_when_the_shape_changed() -> None:
     param = nn.Parameter(torch.ones(2, 3))
     optimizer = torch.optim.SGD([param], lr=1.0)
@@ -633,6 +831,30 @@ def test_frozen_report_infinite_change_is_inf() -> None:
 # -- bad input, for every public function -------------------------------------------
 
 
+def _quantized(tensor: Tensor) -> Tensor:
+    """``tensor`` quantized to qint8 (torch warns that quantization is deprecated)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "torch.quantize_per_tensor", UserWarning)
+        return torch.quantize_per_tensor(tensor, 0.1, 0, torch.qint8)
+
+
+def _quantized_linear() -> nn.Linear:
+    layer = nn.Linear(3, 2)
+    layer.register_buffer("q", _quantized(torch.zeros(2, 3)))
+    return layer
+
+
+def _plain_attribute() -> nn.Linear:
+    layer = nn.Linear(3, 2)
+    layer.extra = torch.zeros(2, 3)
+    return layer
+
+
+def _quantized_optimizer() -> tuple[torch.optim.Optimizer, Tensor]:
+    param = _quantized(torch.zeros(2, 3))
+    return torch.optim.SGD([param], lr=0.1), param
+
+
 def _bad_inputs() -> list[Any]:
     w = torch.zeros(2, 3)
     leaf = torch.zeros(2, 3, requires_grad=True)
@@ -644,8 +866,83 @@ def _bad_inputs() -> list[Any]:
     am, pm = "apply_mask", "parametrize_mask"
     rg, fr, kf = "register_grad_mask", "frozen_report", "keep_frozen"
     shape_23 = "have shape (2, 3) like 'weight', not (3, 2)"
+    quantized = "be a tensor that is not quantized (call .dequantize() first), not "
+    quantized += "a quantized tensor (torch.qint8)"
     cases: list[tuple[str, str, Callable[[], object], type[Exception], str]] = [
         (am, "mask", lambda: apply_mask(w, wrong), ValueError, shape_23),
+        (
+            am,
+            "weight",
+            lambda: apply_mask(_quantized(w), ok),
+            TypeError,
+            quantized,
+        ),
+        (
+            am,
+            "mask",
+            lambda: apply_mask(w, _quantized(ok.float())),
+            TypeError,
+            "be a bool or floating 0/1 tensor, not torch.qint8",
+        ),
+        (am, "weight", lambda: apply_mask("w", ok), TypeError, "be a torch.Tensor"),
+        (
+            am,
+            "weight",
+            lambda: apply_mask(w.to_sparse(), ok),
+            TypeError,
+            "be a dense (strided) tensor, not a tensor of layout torch.sparse_coo",
+        ),
+        (
+            pm,
+            "name",
+            lambda: parametrize_mask(_quantized_linear(), "q", ok),
+            TypeError,
+            "be the name of a tensor that is not quantized, not 'q' (a quantized "
+            "torch.qint8 tensor)",
+        ),
+        (
+            pm,
+            "name",
+            lambda: parametrize_mask(_plain_attribute(), "extra", ok),
+            AttributeError,
+            "be the name of a parameter or buffer of the Linear, not 'extra' (a "
+            "tensor, but not a registered parameter or buffer)",
+        ),
+        (
+            pm,
+            "mask",
+            lambda: parametrize_mask(torch.nn.Linear(3, 2), "weight", ok.to("meta")),
+            ValueError,
+            "be on the device of 'module.weight' (cpu), not meta",
+        ),
+        (
+            fr,
+            "before",
+            lambda: frozen_report(_quantized(w), _quantized(w), ok),
+            TypeError,
+            quantized,
+        ),
+        (
+            fr,
+            "after",
+            lambda: frozen_report(w, _quantized(w), ok),
+            TypeError,
+            quantized,
+        ),
+        (
+            fr,
+            "mask",
+            lambda: frozen_report(w, w, _quantized(ok.float())),
+            TypeError,
+            "be a bool or floating 0/1 tensor, not torch.qint8",
+        ),
+        (
+            kf,
+            "param",
+            lambda: keep_frozen(*_quantized_optimizer(), ok),
+            TypeError,
+            quantized,
+        ),
         (
             am,
             "mask",
@@ -686,14 +983,15 @@ def _bad_inputs() -> list[Any]:
             "name",
             lambda: parametrize_mask(torch.nn.Linear(3, 2), "weights", ok),
             AttributeError,
-            "be the name of a tensor attribute of the Linear, not 'weights'",
+            "be the name of a parameter or buffer of the Linear, not 'weights' (no "
+            "such attribute)",
         ),
         (
             pm,
             "name",
             lambda: parametrize_mask(torch.nn.Linear(3, 2, bias=False), "bias", ok[0]),
             AttributeError,
-            "be the name of a tensor attribute of the Linear, not 'bias'",
+            "be the name of a parameter or buffer of the Linear, not 'bias' (NoneType)",
         ),
         (
             pm,

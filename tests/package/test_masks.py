@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import math
 import re
+import warnings
 from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
@@ -234,6 +235,24 @@ def test_mask_from_indices_keeps_some_input_columns_of_a_linear_weight() -> None
     assert not mask_from_indices((2, 2), rows=[]).any()
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"rows": [-1]}, "argument 'rows' must be indices in 0..4611686018427387903"),
+        ({"cols": [0.5]}, "argument 'cols' must be a sequence of ints"),
+        ({"rows": [0], "device": "gpu0"}, "argument 'device' must be a device"),
+    ],
+)
+def test_mask_from_indices_checks_every_argument_before_allocating(
+    kwargs: dict[str, Any], error: str
+) -> None:
+    """Rows of 2**62 entries cannot be allocated: the argument error must come
+    first (the rows and columns were checked after allocating them)."""
+    with pytest.raises((TypeError, ValueError, IndexError)) as info:
+        mask_from_indices((2**62, 1), **kwargs)
+    assert error in str(info.value)
+
+
 def test_mask_from_condition_returns_a_detached_copy() -> None:
     w = torch.tensor([[0.5, -0.05], [0.0, -0.3]], requires_grad=True)
     condition = w.abs() > 0.1
@@ -268,6 +287,55 @@ def test_random_mask_takes_an_integer_scalar_as_a_shape_like_an_int() -> None:
         random_mask(numpy.float64(3))
 
 
+@pytest.mark.parametrize(
+    "device", ["cpu", "cpu:0", "cpu:1", torch.device("cpu", 0), torch.device("cpu")]
+)
+def test_random_mask_takes_a_cpu_generator_with_any_spelling_of_the_cpu(
+    device: Any,
+) -> None:
+    """Issue 24: "cpu:0" was refused with a CPU generator; torch.rand takes it."""
+    got = random_mask((3, 5), generator=_gen(4), device=device)
+    want = torch.rand((3, 5), generator=_gen(4), device=device) < 0.5
+    assert got.device == want.device == torch.device("cpu")
+    assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [numpy.array(3), torch.tensor(3), torch.tensor([3]), (torch.tensor(2), 3)],
+    ids=["array-0d", "tensor-0d", "tensor-1-element", "tuple-with-tensor"],
+)
+def test_random_mask_takes_the_integer_scalars_torch_rand_takes(shape: Any) -> None:
+    assert random_mask(shape).shape == torch.rand(shape).shape
+
+
+@pytest.mark.parametrize(
+    ("shape", "actual"),
+    [
+        (numpy.array([2, 2]), "a numpy.ndarray of shape (2,)"),
+        (numpy.array([2.0]), "a numpy.ndarray of shape (1,)"),
+        (torch.tensor([2, 2]), "a torch.int64 tensor of shape (2,)"),
+        (torch.tensor(2.0), "a torch.float32 tensor of shape ()"),
+        (torch.tensor(True), "a torch.bool tensor of shape ()"),
+        (torch.tensor(2, device="meta"), "a torch.int64 tensor of shape ()"),
+    ],
+    ids=["array", "float-array", "tensor", "float-tensor", "bool-tensor", "meta"],
+)
+def test_random_mask_refuses_an_array_of_sizes_as_a_whole(
+    shape: Any, actual: str
+) -> None:
+    """Issue 24: ``random_mask(np.array([2, 2]))`` blamed "shape[0]". Like
+    torch.rand, which refuses each of these (raw, for the bool and meta ones)."""
+    with pytest.raises((TypeError, RuntimeError)):
+        torch.rand(shape)
+    with pytest.raises(TypeError) as info:
+        random_mask(shape)
+    assert str(info.value) == (
+        "random_mask() argument 'shape' must be an int or a sequence of ints (for "
+        f"an array of sizes, pass tuple(shape.tolist())), not {actual}"
+    )
+
+
 # Backends this torch cannot use (CPU-only wheels have neither).
 _MISSING = [kind for kind in ("cuda", "xpu") if not getattr(torch, kind).is_available()]
 
@@ -282,6 +350,13 @@ def test_random_mask_names_a_device_this_torch_cannot_use(device: str) -> None:
 
 
 # -- bad input, for every public function -------------------------------------------
+
+
+def _quantized_indices() -> torch.Tensor:
+    """``[0, 1]`` quantized (torch warns that quantization is deprecated)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "torch.quantize_per_tensor", UserWarning)
+        return torch.quantize_per_tensor(torch.tensor([0.0, 1.0]), 1.0, 0, torch.quint8)
 
 
 def _bad_inputs() -> list[Any]:
@@ -348,6 +423,78 @@ def _bad_inputs() -> list[Any]:
             lambda: random_mask((2**32, 2**32)),
             ValueError,
             "be sizes whose product",
+        ),
+        (
+            rm,
+            "shape",
+            lambda: random_mask((torch.tensor(2.0), 3)),
+            TypeError,
+            "be a sequence of ints, not a torch.float32 tensor of shape () at shape[0]",
+        ),
+        (
+            rm,
+            "shape",
+            lambda: random_mask([2, torch.tensor(True)]),
+            TypeError,
+            "be a sequence of ints, not a torch.bool tensor of shape () at shape[1]",
+        ),
+        (
+            mi,
+            "shape",
+            lambda: mask_from_indices(numpy.array([2, 3])),
+            TypeError,
+            "be an int or a sequence of ints (for an array of sizes, pass "
+            "tuple(shape.tolist())), not a numpy.ndarray of shape (2,)",
+        ),
+        (
+            mi,
+            "rows",
+            lambda: mask_from_indices((2, 3), rows=_quantized_indices()),
+            TypeError,
+            "be a sequence of ints or a 1-D integer tensor, not a torch.quint8 tensor",
+        ),
+        (
+            mi,
+            "cols",
+            lambda: mask_from_indices((2, 3), cols=numpy.array([0, 1])),
+            TypeError,
+            "be a sequence of ints or a 1-D integer tensor, not a numpy.ndarray of "
+            "shape (2,)",
+        ),
+        (
+            mi,
+            "cols",
+            lambda: mask_from_indices((2, 3), cols=torch.tensor([0]).to_sparse()),
+            TypeError,
+            "be a dense (strided) tensor, not a tensor of layout torch.sparse_coo",
+        ),
+        (
+            mi,
+            "device",
+            lambda: mask_from_indices((2, 3), device=1.5),
+            TypeError,
+            "be a torch.device, str or None, not float",
+        ),
+        (
+            cm,
+            "mask",
+            lambda: check_mask(ok.to(torch.int8), w),
+            TypeError,
+            "be a bool or floating 0/1 tensor, not torch.int8",
+        ),
+        (
+            cm,
+            "mask",
+            lambda: check_mask(torch.ones(3, dtype=torch.bool).expand(2, 3), w[:1]),
+            ValueError,
+            "have shape (1, 3) like 'weight', not (2, 3)",
+        ),
+        (
+            cm,
+            "weight",
+            lambda: check_mask(ok, w.to_sparse()),
+            TypeError,
+            "be a dense (strided) tensor, not a tensor of layout torch.sparse_coo",
         ),
         (rm, "p", lambda: random_mask(3, p=1.5), ValueError, "lie in [0, 1], not 1.5"),
         (
