@@ -25,10 +25,11 @@ from typing import Any
 from docutils import nodes
 from docutils.parsers.rst.states import Inliner
 from sphinx.application import Sphinx
-from sphinx.locale import _
+from sphinx.locale import get_translation
 
 EDITIONS = ("en", "zh_CN")
 PROJECT = "autograd-notes"
+_ = get_translation("sphinx")  # the theme's strings' catalog (sphinx.locale._)
 ROLE = re.compile(r"^(?P<text>.+?)\s*<(?P<edition>[\w-]+)>$", re.S)
 
 
