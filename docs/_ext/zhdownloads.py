@@ -213,10 +213,13 @@ def translate_downloads(app: Sphinx, exception: Exception | None) -> None:
         return
     if app.builder.format != "html":
         return
-    from sphinx_gallery import py_source_parser
-    from sphinx_gallery.gen_rst import _clean_script_blocks
     from sphinx_gallery.notebook import jupyter_notebook, save_notebook
-    from sphinx_gallery.py_source_parser import split_code_and_text_blocks
+    from sphinx_gallery.py_source_parser import (
+        Block,
+        remove_config_comments,
+        remove_ignore_blocks,
+        split_code_and_text_blocks,
+    )
 
     catalog = messages(app)
     missing: list[str] = []
@@ -254,10 +257,18 @@ def translate_downloads(app: Sphinx, exception: Exception | None) -> None:
                 copy.write_text(text, "utf-8")
                 _, blocks = split_code_and_text_blocks(copy)
                 # As for the English notebook: without the hidden checks and
-                # the sphinx_gallery_* configuration comments.
-                blocks, _ = _clean_script_blocks(
-                    gallery_conf, py_source_parser, blocks, [""] * len(blocks)
-                )
+                # the sphinx_gallery_* configuration comments (ignore blocks
+                # first: their markers are configuration comments too).
+                blocks = [
+                    Block(
+                        b.type,
+                        remove_config_comments(remove_ignore_blocks(b.content)),
+                        b.lineno,
+                    )
+                    for b in blocks
+                ]
+                if blocks[-1].content.isspace():
+                    blocks.pop()
                 notebook = jupyter_notebook(blocks, gallery_conf, tmp)
                 save_notebook(notebook, copy.with_suffix(".ipynb"))
                 translated[copy.with_suffix(".ipynb").name] = copy.with_suffix(
