@@ -137,8 +137,7 @@ class _MaskParametrization(nn.Module):
         unexpected_keys: list[str],
         error_msgs: list[str],
     ) -> None:
-        # Also when loaded on its own; in a parametrized module, the module's
-        # own hook (_check_saved_masks) has checked the mask already.
+        # Checks it loaded alone too; in a parametrized module the hook did it first.
         try:
             self.saved(state_dict, prefix + "mask", "mask")
         except (TypeError, ValueError) as error:
@@ -158,11 +157,10 @@ class _MaskParametrization(nn.Module):
 def _check_saved_masks(
     module: nn.Module, state_dict: dict[str, Any], prefix: str, *args: Any
 ) -> None:
-    """Check the saved masks of ``module`` before any of its tensors loads.
+    """parametrize_mask's load_state_dict pre-hook: check saved masks before loading.
 
-    A load_state_dict pre-hook of the module given to :func:`.parametrize_mask`.
-    If a mask is bad, the error joins torch's list and nothing of ``module``
-    changes: each of its entries in the state dict becomes its current value.
+    A bad mask's error joins torch's list and nothing of ``module`` changes: each of
+    its entries in the state dict becomes its current value.
     """
     error_msgs: list[str] = args[-1]
     problems: list[str] = []
@@ -182,18 +180,22 @@ def _check_saved_masks(
             state_dict[key] = current[key]
 
 
+# Set in the __dict__ of a module given _check_saved_masks (no private torch
+# attribute read); deepcopy and pickle copy it with the hook: one check per load.
+_HOOKED = "_autograd_notes_checks_saved_masks"
+
+
 def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Module:
     """Make ``module.<name>`` the masked view ``W * M`` of the stored weight.
 
     The module is modified in place and returned. With
-    :func:`torch.nn.utils.parametrize.register_parametrization`, the tensor
-    moves to ``module.parametrizations.<name>.original``, which keeps its
-    values outside the mask (:ref:`a zero gradient is not frozen
-    <zero-gradient-is-not-frozen>`). A bool copy of ``mask`` is a buffer: in the
-    state dict, moved by ``module.to(device)``, bool under ``module.to(dtype)``.
-    ``module.load_state_dict`` checks a saved mask like :func:`.check_mask`
-    (a float 0/1 one loads as bool); a bad one fails the load, before any
-    tensor of ``module`` changes.
+    :func:`torch.nn.utils.parametrize.register_parametrization`, the tensor moves to
+    ``module.parametrizations.<name>.original``, which keeps its values outside the mask
+    (:ref:`a zero gradient is not frozen <zero-gradient-is-not-frozen>`). A bool copy of
+    ``mask`` is a buffer: in the state dict, moved by ``module.to(device)``, bool under
+    ``module.to(dtype)``. ``module.load_state_dict`` checks a saved mask like
+    :func:`.check_mask` (a float 0/1 one loads as bool); a bad one fails the load,
+    before any tensor of ``module`` changes.
 
     Parameters
     ----------
@@ -231,9 +233,8 @@ def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Mod
     """
     func = "parametrize_mask"
     if not isinstance(module, nn.Module):
-        raise TypeError(
-            arg_error(func, "module", "a torch.nn.Module", type_name(module))
-        )
+        got = type_name(module)
+        raise TypeError(arg_error(func, "module", "a torch.nn.Module", got))
     if not isinstance(name, str):
         raise TypeError(arg_error(func, "name", "a str", type_name(name)))
     weight = getattr(module, name, None)
@@ -244,28 +245,17 @@ def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Mod
         what = type_name(weight) if hasattr(module, name) else "no such attribute"
         if isinstance(weight, torch.Tensor):
             what = "a tensor, but not a registered parameter or buffer"
-        raise AttributeError(
-            arg_error(
-                func,
-                "name",
-                f"the name of a parameter or buffer of the {type_name(module)}",
-                f"{name!r} ({what})",
-            )
-        )
+        want = f"the name of a parameter or buffer of the {type_name(module)}"
+        raise AttributeError(arg_error(func, "name", want, f"{name!r} ({what})"))
     if weight.is_quantized:
-        raise TypeError(
-            arg_error(
-                func,
-                "name",
-                "the name of a tensor that is not quantized",
-                f"{name!r} (a quantized {weight.dtype} tensor)",
-            )
-        )
+        want = "the name of a tensor that is not quantized"
+        got = f"{name!r} (a quantized {weight.dtype} tensor)"
+        raise TypeError(arg_error(func, "name", want, got))
     bool_mask = as_bool_mask(mask, weight, func, weight_name=f"module.{name}")
     parametrize.register_parametrization(module, name, _MaskParametrization(bool_mask))
-    hooks = getattr(module, "_load_state_dict_pre_hooks", {}).values()
-    if not any(getattr(hook, "hook", None) is _check_saved_masks for hook in hooks):
+    if _HOOKED not in vars(module):  # hook once; the mark travels with the hooks
         module.register_load_state_dict_pre_hook(_check_saved_masks)  # type: ignore[no-untyped-call]
+        vars(module)[_HOOKED] = True
     return module
 
 
@@ -276,24 +266,16 @@ def _mask_grad(grad: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
     if grad.layout == torch.sparse_coo:
         # nn.Embedding(sparse=True) and friends: mask the stored values only.
         grad = grad.coalesce()
-        indices, values = grad.indices(), grad.values()
-        kept = keep[tuple(indices)]  # one row per stored value
+        indices = grad.indices()
+        values = zero_outside(grad.values(), keep[tuple(indices)])  # one per value
+        # No invariant check: the indices of a coalesced tensor, unchanged.
         return torch.sparse_coo_tensor(
-            indices,
-            zero_outside(values, kept),
-            grad.shape,
-            is_coalesced=True,
-            check_invariants=False,  # the indices of a coalesced tensor, unchanged
+            indices, values, grad.shape, is_coalesced=True, check_invariants=False
         )
     if grad.layout != torch.strided or grad.is_nested:
-        raise TypeError(
-            arg_error(
-                "register_grad_mask",
-                "param",
-                "a tensor whose gradient is dense or sparse COO",
-                f"one whose gradient is {layout(grad)}",
-            )
-        )
+        want = "a tensor whose gradient is dense or sparse COO"
+        got = f"one whose gradient is {layout(grad)}"
+        raise TypeError(arg_error("register_grad_mask", "param", want, got))
     return zero_outside(grad, keep)
 
 
@@ -339,23 +321,12 @@ def register_grad_mask(param: torch.Tensor, mask: torch.Tensor) -> RemovableHand
     func = "register_grad_mask"
     param = check_tensor(param, func, "param")
     if not param.requires_grad:
-        raise ValueError(
-            arg_error(
-                func,
-                "param",
-                "a tensor that requires grad (call param.requires_grad_() first)",
-                "one that does not",
-            )
-        )
+        want = "a tensor that requires grad (call param.requires_grad_() first)"
+        raise ValueError(arg_error(func, "param", want, "one that does not"))
     if not param.is_leaf:
-        raise ValueError(
-            arg_error(
-                func,
-                "param",
-                "a leaf tensor such as an nn.Parameter (only leaves accumulate .grad)",
-                f"the result of an operation ({type(param.grad_fn).__name__})",
-            )
-        )
+        want = "a leaf tensor such as an nn.Parameter (only leaves accumulate .grad)"
+        got = f"the result of an operation ({type(param.grad_fn).__name__})"
+        raise ValueError(arg_error(func, "param", want, got))
     keep = as_bool_mask(mask, param, func, weight_name="param").detach().clone()
 
     def hook(grad: torch.Tensor) -> torch.Tensor:
@@ -455,8 +426,7 @@ def frozen_report(
     Raises
     ------
     TypeError
-        If ``before`` or ``after`` is not a dense real tensor (quantized ones
-        are not) or dtypes differ.
+        If ``before`` or ``after`` is not dense, real and unquantized, or dtypes differ.
     ValueError
         If their shapes or devices differ or they are on the meta device.
     TypeError, ValueError
@@ -476,32 +446,14 @@ def frozen_report(
         if value.is_complex():
             raise TypeError(arg_error(func, label, "a real tensor", value.dtype))
     if after.shape != before.shape:
-        raise ValueError(
-            arg_error(
-                func,
-                "after",
-                f"have the same shape as 'before' {tuple(before.shape)}",
-                tuple(after.shape),
-            )
-        )
+        want = f"have the same shape as 'before' {tuple(before.shape)}"
+        raise ValueError(arg_error(func, "after", want, tuple(after.shape)))
     if after.dtype != before.dtype:
-        raise TypeError(
-            arg_error(
-                func,
-                "after",
-                f"of the same dtype as 'before' ({before.dtype})",
-                after.dtype,
-            )
-        )
+        want = f"of the same dtype as 'before' ({before.dtype})"
+        raise TypeError(arg_error(func, "after", want, after.dtype))
     if after.device != before.device:
-        raise ValueError(
-            arg_error(
-                func,
-                "after",
-                f"on the same device as 'before' ({before.device})",
-                str(after.device),
-            )
-        )
+        want = f"on the same device as 'before' ({before.device})"
+        raise ValueError(arg_error(func, "after", want, str(after.device)))
     check_has_data(before, func, "before")
     inside = as_bool_mask(mask, before, func, weight_name="before")
     with torch.no_grad():
@@ -539,21 +491,19 @@ def keep_frozen(
 ) -> RemovableHandle:
     """Keep the entries of ``param`` outside ``mask`` bit-identical through steps.
 
-    **Modifies** ``param`` **in place, by design.** Its values outside the mask
-    are copied now, and a step post-hook writes them back (under
-    :func:`torch.no_grad`) after every ``optimizer.step()``, whatever the step
-    did, even ``nan`` (:ref:`a zero gradient is not frozen
-    <zero-gradient-is-not-frozen>`); within a step (an LBFGS closure) or after
-    other in-place writes they may differ until it ends. The hooks follow
-    casts and moves of ``param`` (``model.half()`` rounds the copy as it rounds
-    ``param``; ``model.float()`` then restores the registered values bit for
-    bit) and raise :class:`RuntimeError` for a changed shape, before the step.
-    A cast that makes a new parameter object (with
-    ``torch.__future__.set_overwrite_module_params_on_conversion(True)``)
-    leaves the optimizer, and this guard, with the old one: build a new
-    optimizer and call this again. Gradients are untouched: add
-    :func:`.register_grad_mask` if they must not reach a gradient-norm clip
-    or a non-elementwise update.
+    **Modifies** ``param`` **in place, by design.** Its values outside the mask are
+    copied now, and a step post-hook writes them back (under :func:`torch.no_grad`)
+    after every ``optimizer.step()``, whatever the step did, even ``nan`` (:ref:`a zero
+    gradient is not frozen <zero-gradient-is-not-frozen>`); within a step (an LBFGS
+    closure) or after other in-place writes they may differ until it ends. The hooks
+    follow casts and moves of ``param`` (``model.half()`` rounds the copy as it rounds
+    ``param``; ``model.float()`` then restores the registered values bit for bit) and
+    raise :class:`RuntimeError` for a changed shape, before the step. A cast that makes
+    a new parameter object (with
+    ``torch.__future__.set_overwrite_module_params_on_conversion(True)``) leaves the
+    optimizer, and this guard, with the old one: build a new optimizer and call this
+    again. Gradients are untouched: add :func:`.register_grad_mask` if they must not
+    reach a gradient-norm clip or a non-elementwise update.
 
     Parameters
     ----------
@@ -592,22 +542,14 @@ def keep_frozen(
     """
     func = "keep_frozen"
     if not isinstance(optimizer, torch.optim.Optimizer):
-        raise TypeError(
-            arg_error(
-                func, "optimizer", "a torch.optim.Optimizer", type_name(optimizer)
-            )
-        )
+        got = type_name(optimizer)
+        raise TypeError(arg_error(func, "optimizer", "a torch.optim.Optimizer", got))
     param = check_tensor(param, func, "param")
     check_not_quantized(param, func, "param")
     if not any(p is param for group in optimizer.param_groups for p in group["params"]):
-        raise ValueError(
-            arg_error(
-                func,
-                "param",
-                "a tensor in the optimizer's param_groups (compared by identity)",
-                "one that this optimizer does not update",
-            )
-        )
+        want = "a tensor in the optimizer's param_groups (compared by identity)"
+        got = "one that this optimizer does not update"
+        raise ValueError(arg_error(func, "param", want, got))
     check_has_data(param, func, "param")
     frozen = ~as_bool_mask(mask, param, func, weight_name="param").detach()
     # The snapshot, followed through casts and moves of `param` (see pre_step).
@@ -627,8 +569,7 @@ def keep_frozen(
             kept["where"] = frozen.to(param.device)
         now = kept["values"]
         if now.device != param.device or now.dtype != param.dtype:
-            # Always from the registration copy: half() then float() restores
-            # the original float values, not the rounded ones.
+            # From the registered copy: half() then float() restores exact values.
             kept["values"] = values.to(param.device, param.dtype)
 
     def pre_step(_optimizer: torch.optim.Optimizer, _args: Any, _kwargs: Any) -> None:
