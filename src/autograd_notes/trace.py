@@ -1,24 +1,44 @@
 """Which module of a model made each node of its backward graph.
 
 :func:`.track_modules` records, during a forward pass, the range of node
-sequence numbers each module's forward used; the :class:`.ModuleTrace` it
-yields then names the module of any node, so that the printing functions
-can mark each node with its module or group a model's graph by module.
+sequence numbers each module's forward used, per thread; the
+:class:`.ModuleTrace` it yields then names the module of any node, so that
+the printing functions can mark each node with its module or group a
+model's graph by module.
+
+Threads: sequence numbers count per thread, so a range says nothing about a
+node another thread made. When forwards ran in several threads, a node's
+thread is found from the graph: a forward called from outside any tracked
+forward keeps its input and output nodes, and a node belongs to it if the
+walk from its outputs reaches the node within its range, not through its
+inputs.
 """
 
 from __future__ import annotations
 
+import itertools
+import threading
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, type_name
-from autograd_notes.walk import LEAF, leaf_of
+from autograd_notes.walk import LEAF, leaf_of, walk
 
 __all__ = ["ModuleTrace", "track_modules"]
+
+# Outermost forwards (per thread) whose input and output nodes a trace keeps:
+# each is a node Python has seen (see walk: a deep graph of seen nodes must be
+# held to be freed) and keeps its graph alive; kept past the ``with`` block
+# only if forwards ran in several threads.
+_MAX_ANCHORED = 100
+
+# (starts, ends, paths, parent index) of one thread's forward calls
+_Table = tuple[list[int], list[int], list[str], list[int]]
 
 
 def _next_sequence_nr() -> int:
@@ -32,14 +52,86 @@ def _next_sequence_nr() -> int:
     return int(probe.grad_fn._sequence_nr()) + 1
 
 
+def _grad_fns(value: object) -> list[Node]:
+    """The ``grad_fn`` of every tensor in nested tuples, lists and dicts."""
+    found: list[Node] = []
+    stack = [value]
+    with torch._C.DisableTorchFunction():  # no subclass code runs
+        while stack:
+            item = stack.pop()
+            if isinstance(item, torch.Tensor):
+                if item.grad_fn is not None:
+                    found.append(item.grad_fn)
+            elif isinstance(item, tuple | list):
+                stack.extend(item)
+            elif isinstance(item, dict):
+                stack.extend(item.values())
+    return found
+
+
+def _table(records: list[tuple[int, int, int, str]]) -> _Table:
+    """Intervals sorted by start, outer before inner, with parent links.
+
+    A wrapper whose first and last operations are its child's has the
+    child's interval; the nesting depth puts the wrapper outside.
+    """
+    records = sorted(records, key=lambda r: (r[0], -r[1], r[2]))
+    parents: list[int] = []
+    open_: list[int] = []
+    for i, (first, *_) in enumerate(records):
+        while open_ and records[open_[-1]][1] <= first:
+            open_.pop()
+        parents.append(open_[-1] if open_ else -1)
+        open_.append(i)
+    return (
+        [r[0] for r in records],
+        [r[1] for r in records],
+        [r[3] for r in records],
+        parents,
+    )
+
+
+def _innermost(table: _Table, seq: int) -> str | None:
+    firsts, ends, paths, parents = table
+    i = bisect_right(firsts, seq) - 1
+    while i >= 0 and ends[i] <= seq:
+        i = parents[i]
+    return None if i < 0 else paths[i]
+
+
+def _members(
+    anchored: list[tuple[int, int, int, list[Node], list[Node]]],
+) -> dict[Node, int]:
+    """The thread of each node an anchored forward made; -1 if several claim it."""
+    members: dict[Node, int] = {}
+    walked: set[Node] = set()
+    for thread, first, end, outputs, inputs in reversed(anchored):  # newest first
+        for output in outputs:
+            if output not in walked:  # held for safe freeing, like any walk
+                walked.update(walk(output).nodes)
+        stop, seen = set(inputs), set()
+        stack = [node for node in outputs if node not in stop]
+        while stack:
+            node = stack.pop()
+            if node in seen or not first <= node._sequence_nr() < end:
+                continue
+            seen.add(node)
+            if members.setdefault(node, thread) != thread:
+                members[node] = -1
+            stack.extend(
+                fn for fn, _ in node.next_functions if fn is not None and fn not in stop
+            )
+    return members
+
+
 class ModuleTrace:
     """Which module's forward made each node, as recorded by :func:`.track_modules`.
 
     Pass it as ``modules=`` to :func:`.format_graph`, :func:`.to_dot`,
     :func:`.render_dot` or :func:`autograd_notes.draw_graph`. Nodes are
     matched by their sequence number (``node._sequence_nr()``, given in
-    order of creation), so recording touches no node. ``AccumulateGrad``
-    nodes belong to the module that owns the parameter.
+    order of creation, per thread). ``AccumulateGrad`` nodes belong to the
+    module that owns the parameter.
 
     Examples
     --------
@@ -51,30 +143,35 @@ class ModuleTrace:
     """
 
     def __init__(self) -> None:
-        # (first, end, nesting depth, path) of every forward call
-        self._records: list[tuple[int, int, int, str]] = []
+        # (thread, first, end, nesting depth, path) of every forward call
+        self._records: list[tuple[int, int, int, int, str]] = []
+        # (thread, first, end, output nodes, input nodes) of outermost calls
+        self._anchored: list[tuple[int, int, int, list[Node], list[Node]]] = []
+        self._threads = 0  # how many threads called a tracked forward
         self._params: dict[int, tuple[torch.Tensor, str]] = {}
-        self._table: tuple[list[int], list[int], list[str], list[int]] | None = None
+        self._lock = threading.Lock()
+        self._tables: dict[int, _Table] | None = None
+        self._members: dict[Node, int] | None = None
 
-    def _table_now(self) -> tuple[list[int], list[int], list[str], list[int]]:
-        """Intervals sorted by start, outer before inner, with parent links.
+    def _tables_now(self) -> dict[int, _Table]:
+        with self._lock:
+            if self._tables is None:
+                by_thread: dict[int, list[tuple[int, int, int, str]]] = {}
+                for thread, *record in self._records:
+                    by_thread.setdefault(thread, []).append(tuple(record))  # type: ignore[arg-type]
+                self._tables = {t: _table(r) for t, r in by_thread.items()}
+            return self._tables
 
-        A wrapper whose first and last operations are its child's has the
-        child's interval; the nesting depth puts the wrapper outside.
-        """
-        if self._table is None:
-            records = sorted(self._records, key=lambda r: (r[0], -r[1], r[2]))
-            parents: list[int] = []
-            open_: list[int] = []
-            for i, (first, *_) in enumerate(records):
-                while open_ and records[open_[-1]][1] <= first:
-                    open_.pop()
-                parents.append(open_[-1] if open_ else -1)
-                open_.append(i)
-            firsts = [r[0] for r in records]
-            ends = [r[1] for r in records]
-            self._table = (firsts, ends, [r[3] for r in records], parents)
-        return self._table
+    def _members_now(self) -> dict[Node, int]:
+        with self._lock:
+            anchored = list(self._anchored)
+            members = self._members
+        if members is None:
+            members = _members(anchored)
+            with self._lock:
+                if len(self._anchored) == len(anchored):
+                    self._members = members
+        return members
 
     def path_of(self, node: Node) -> str | None:
         """The dotted path of the innermost module whose forward made ``node``.
@@ -88,7 +185,10 @@ class ModuleTrace:
         -------
         str or None
             ``""`` for a node made by the top model itself, ``None`` for a
-            node made outside its forward (a loss, say).
+            node made outside its forward (a loss, say). When forwards ran in
+            several threads, also ``None`` for a node whose thread cannot be
+            told (see the module): one its forward's outputs do not lead
+            to, or one of the 101st and later outermost forwards.
 
         Raises
         ------
@@ -103,12 +203,32 @@ class ModuleTrace:
             leaf = leaf_of(node)
             found = None if leaf is None else self._params.get(id(leaf))
             return None if found is None else found[1]
-        firsts, ends, paths, parents = self._table_now()
-        seq = int(node._sequence_nr())
-        i = bisect_right(firsts, seq) - 1
-        while i >= 0 and ends[i] <= seq:
-            i = parents[i]
-        return None if i < 0 else paths[i]
+        tables = self._tables or self._tables_now()  # no lock once built
+        if self._threads > 1:
+            thread = self._members_now().get(node, -1)
+            table = tables.get(thread)
+        else:
+            table = next(iter(tables.values()), None)
+        return None if table is None else _innermost(table, int(node._sequence_nr()))
+
+
+def _check_model(model: object) -> list[tuple[str, torch.nn.Module]]:
+    """The named modules of ``model``, if hooks can be put on all of them."""
+    func = "track_modules"
+    if not isinstance(model, torch.nn.Module):
+        actual = type_name(model)
+        if isinstance(model, type) and issubclass(model, torch.nn.Module):
+            actual = f"the class {model.__name__} itself (make one first)"
+        raise TypeError(arg_error(func, "model", "a torch.nn.Module", actual))
+    modules = list(model.named_modules())
+    for path, module in modules:
+        if isinstance(module, torch.jit.ScriptModule):  # refuses forward hooks
+            where = f"'{path}': " if path else "the model itself: "
+            expected = "hold no scripted or traced (torch.jit) submodule"
+            raise TypeError(
+                arg_error(func, "model", expected, where + type_name(module))
+            )
+    return modules
 
 
 @contextmanager
@@ -116,9 +236,10 @@ def track_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
     """Record which submodule of ``model`` makes each backward node.
 
     Inside the ``with`` block, every forward call of ``model`` and its
-    submodules records the range of node sequence numbers it used; the
-    :class:`.ModuleTrace` then gives each node's innermost module, as a dotted
-    path like those of ``model.named_modules()``. Hooks are removed on exit.
+    submodules, in any thread, records the range of node sequence numbers it
+    used; the :class:`.ModuleTrace` then gives each node's innermost module,
+    as a dotted path like those of ``model.named_modules()``. Hooks are
+    removed on exit, and if anything fails.
 
     Parameters
     ----------
@@ -133,7 +254,8 @@ def track_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
     Raises
     ------
     TypeError
-        If ``model`` is not a ``torch.nn.Module``.
+        If ``model`` is not a ``torch.nn.Module``, or holds a scripted
+        (``torch.jit``) module, which takes no hooks: before any hook is added.
 
     Examples
     --------
@@ -146,37 +268,58 @@ def track_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
     [1] 1  (module: 1 node, TanhBackward0)
     [2] 0  (module: 4 nodes, AccumulateGrad ×2, AddmmBackward0, TBackward0)
     """
-    if not isinstance(model, torch.nn.Module):
-        expected = "a torch.nn.Module"
-        raise TypeError(arg_error("track_modules", "model", expected, type_name(model)))
+    modules = _check_model(model)
     trace = ModuleTrace()
-    open_calls: list[tuple[str, int, int]] = []  # (path, first, depth)
+    local = threading.local()  # per thread: its number and its open calls
+    numbers = itertools.count()
 
-    def before(path: str) -> object:
-        def hook(module: torch.nn.Module, args: object) -> None:
-            open_calls.append((path, _next_sequence_nr(), len(open_calls)))
+    def open_calls() -> tuple[int, list[tuple[str, int, list[Node] | None]]]:
+        try:
+            return local.thread, local.calls
+        except AttributeError:
+            local.thread, local.calls = next(numbers), []
+            with trace._lock:
+                trace._threads += 1
+            return local.thread, local.calls
+
+    def before(path: str) -> Callable[[torch.nn.Module, Any, Any], None]:
+        def hook(module: torch.nn.Module, args: Any, kwargs: Any) -> None:
+            _, calls = open_calls()
+            outermost = not calls and len(trace._anchored) < _MAX_ANCHORED
+            inputs = _grad_fns((args, kwargs)) if outermost else None
+            calls.append((path, _next_sequence_nr(), inputs))
 
         return hook
 
-    def after(path: str) -> object:
-        def hook(module: torch.nn.Module, args: object, output: object) -> None:
-            while open_calls:
-                opened, first, depth = open_calls.pop()
+    def after(path: str) -> Callable[[torch.nn.Module, Any, Any], None]:
+        def hook(module: torch.nn.Module, args: Any, output: Any) -> None:
+            thread, calls = open_calls()
+            while calls:
+                opened, first, inputs = calls.pop()
                 if opened == path:
-                    trace._records.append((first, _next_sequence_nr(), depth, path))
-                    trace._table = None
+                    end = _next_sequence_nr()
+                    with trace._lock:
+                        trace._records.append((thread, first, end, len(calls), path))
+                        if inputs is not None and len(trace._anchored) < _MAX_ANCHORED:
+                            record = (thread, first, end, _grad_fns(output), inputs)
+                            trace._anchored.append(record)
+                        trace._tables = trace._members = None
                     return
 
         return hook
 
     handles = []
-    for path, module in model.named_modules():
-        handles.append(module.register_forward_pre_hook(before(path)))
-        handles.append(module.register_forward_hook(after(path), always_call=True))
-        for _, param in module.named_parameters(recurse=False):
-            trace._params.setdefault(id(param), (param, path))
-    try:
+    try:  # every hook in: any failure removes those already added
+        for path, module in modules:
+            handles.append(
+                module.register_forward_pre_hook(before(path), with_kwargs=True)
+            )
+            handles.append(module.register_forward_hook(after(path), always_call=True))
+            for _, param in module.named_parameters(recurse=False):
+                trace._params.setdefault(id(param), (param, path))
         yield trace
     finally:
         for handle in handles:
             handle.remove()
+        if trace._threads <= 1:  # one thread: ranges suffice, nodes not kept
+            trace._anchored.clear()
