@@ -91,14 +91,6 @@ def _table(records: list[tuple[int, int, int, str]]) -> _Table:
     )
 
 
-def _innermost(table: _Table, seq: int) -> str | None:
-    firsts, ends, paths, parents = table
-    i = bisect_right(firsts, seq) - 1
-    while i >= 0 and ends[i] <= seq:
-        i = parents[i]
-    return None if i < 0 else paths[i]
-
-
 def _members(
     anchored: list[tuple[int, int, int, list[Node], list[Node]]],
 ) -> dict[Node, int]:
@@ -150,27 +142,28 @@ class ModuleTrace:
         self._threads = 0  # how many threads called a tracked forward
         self._params: dict[int, tuple[torch.Tensor, str]] = {}
         self._lock = threading.Lock()
-        self._tables: dict[int, _Table] | None = None
-        self._members: dict[Node, int] | None = None
+        # caches, each with the number of records it was built from
+        self._tables: tuple[int, dict[int, _Table], _Table | None] = (0, {}, None)
+        self._members: tuple[int, dict[Node, int]] = (0, {})
 
-    def _tables_now(self) -> dict[int, _Table]:
+    def _tables_now(self) -> tuple[int, dict[int, _Table], _Table | None]:
+        """Each thread's table, and the only one if one thread made records."""
         with self._lock:
-            if self._tables is None:
-                by_thread: dict[int, list[tuple[int, int, int, str]]] = {}
-                for thread, *record in self._records:
-                    by_thread.setdefault(thread, []).append(tuple(record))  # type: ignore[arg-type]
-                self._tables = {t: _table(r) for t, r in by_thread.items()}
+            records = self._records[:]  # more may come from running forwards
+            by_thread: dict[int, list[tuple[int, int, int, str]]] = {}
+            for thread, first, end, depth, path in records:
+                by_thread.setdefault(thread, []).append((first, end, depth, path))
+            tables = {t: _table(r) for t, r in by_thread.items()}
+            only = next(iter(tables.values())) if len(tables) == 1 else None
+            self._tables = (len(records), tables, only)
             return self._tables
 
     def _members_now(self) -> dict[Node, int]:
-        with self._lock:
-            anchored = list(self._anchored)
-            members = self._members
-        if members is None:
+        count, members = self._members
+        if count != len(self._anchored):
+            anchored = self._anchored[:]
             members = _members(anchored)
-            with self._lock:
-                if len(self._anchored) == len(anchored):
-                    self._members = members
+            self._members = (len(anchored), members)
         return members
 
     def path_of(self, node: Node) -> str | None:
@@ -203,13 +196,19 @@ class ModuleTrace:
             leaf = leaf_of(node)
             found = None if leaf is None else self._params.get(id(leaf))
             return None if found is None else found[1]
-        tables = self._tables or self._tables_now()  # no lock once built
+        count, tables, table = self._tables
+        if count != len(self._records):
+            count, tables, table = self._tables_now()
         if self._threads > 1:
-            thread = self._members_now().get(node, -1)
-            table = tables.get(thread)
-        else:
-            table = next(iter(tables.values()), None)
-        return None if table is None else _innermost(table, int(node._sequence_nr()))
+            table = tables.get(self._members_now().get(node, -1))
+        if table is None:
+            return None
+        firsts, ends, paths, parents = table
+        seq = int(node._sequence_nr())
+        i = bisect_right(firsts, seq) - 1
+        while i >= 0 and ends[i] <= seq:
+            i = parents[i]
+        return None if i < 0 else paths[i]
 
 
 def _check_model(model: object) -> list[tuple[str, torch.nn.Module]]:
@@ -273,37 +272,39 @@ def track_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
     local = threading.local()  # per thread: its number and its open calls
     numbers = itertools.count()
 
-    def open_calls() -> tuple[int, list[tuple[str, int, list[Node] | None]]]:
-        try:
-            return local.thread, local.calls
-        except AttributeError:
-            local.thread, local.calls = next(numbers), []
-            with trace._lock:
-                trace._threads += 1
-            return local.thread, local.calls
+    def first_call() -> list[tuple[str, int, list[Node] | None]]:
+        local.thread, local.calls = next(numbers), []
+        with trace._lock:
+            trace._threads += 1
+        return local.calls  # type: ignore[no-any-return]
 
     def before(path: str) -> Callable[[torch.nn.Module, Any, Any], None]:
         def hook(module: torch.nn.Module, args: Any, kwargs: Any) -> None:
-            _, calls = open_calls()
-            outermost = not calls and len(trace._anchored) < _MAX_ANCHORED
-            inputs = _grad_fns((args, kwargs)) if outermost else None
+            try:
+                calls = local.calls
+            except AttributeError:
+                calls = first_call()
+            inputs = None
+            if not calls and len(trace._anchored) < _MAX_ANCHORED:
+                inputs = _grad_fns((args, kwargs))
             calls.append((path, _next_sequence_nr(), inputs))
 
         return hook
 
     def after(path: str) -> Callable[[torch.nn.Module, Any, Any], None]:
         def hook(module: torch.nn.Module, args: Any, output: Any) -> None:
-            thread, calls = open_calls()
+            calls = getattr(local, "calls", ())
             while calls:
                 opened, first, inputs = calls.pop()
                 if opened == path:
-                    end = _next_sequence_nr()
-                    with trace._lock:
-                        trace._records.append((thread, first, end, len(calls), path))
-                        if inputs is not None and len(trace._anchored) < _MAX_ANCHORED:
-                            record = (thread, first, end, _grad_fns(output), inputs)
-                            trace._anchored.append(record)
-                        trace._tables = trace._members = None
+                    end, thread = _next_sequence_nr(), local.thread
+                    trace._records.append((thread, first, end, len(calls), path))
+                    if inputs is not None and len(trace._anchored) < _MAX_ANCHORED:
+                        outputs = _grad_fns(output)
+                        record = (thread, first, end, outputs, inputs)
+                        with trace._lock:  # the cap again: threads race
+                            if len(trace._anchored) < _MAX_ANCHORED:
+                                trace._anchored.append(record)
                     return
 
         return hook
