@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+import weakref
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autograd_notes import ModuleTrace, format_graph, track_modules, walk_graph
+from autograd_notes import trace as trace_module
 
 from .helpers import Stack
 
@@ -371,3 +373,30 @@ def test_track_modules_names_its_argument(model: object, actual: str) -> None:
         pass  # pragma: no cover - never reached
     assert str(info.value).startswith("track_modules() argument 'model' must ")
     assert str(info.value).endswith(actual)
+
+
+def test_one_thread_keeps_no_node_past_the_block() -> None:
+    """Only forwards in several threads keep nodes, hence graphs, alive."""
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2))
+    x = torch.ones(1, 2)  # saved by the Linear's node for its backward
+    kept = weakref.ref(x)
+    with track_modules(model) as trace:
+        y = model(x)
+    del x, y
+    assert kept() is None
+    assert trace.path_of(model(torch.ones(1, 2)).grad_fn) is None  # made after
+
+
+def test_forwards_past_the_cap_give_no_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the outermost forwards whose nodes a trace keeps: None, not a guess."""
+    monkeypatch.setattr(trace_module, "_MAX_ANCHORED", 1)
+    model = torch.nn.Sequential(torch.nn.Tanh())
+    outs: list[torch.Tensor] = []
+    with track_modules(model) as trace:
+        worker = threading.Thread(
+            target=lambda: outs.append(model(torch.ones(1, requires_grad=True) * 1))
+        )
+        worker.start()
+        worker.join()
+        outs.append(model(torch.ones(1, requires_grad=True) * 1))
+    assert [trace.path_of(out.grad_fn) for out in outs] == ["0", None]
