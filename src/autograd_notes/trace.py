@@ -10,8 +10,8 @@ Threads: sequence numbers count per thread, so a range says nothing about a
 node another thread made. When forwards ran in several threads, a node's
 thread is found from the graph: a forward called from outside any tracked
 forward keeps its input and output nodes, and a node belongs to it if the
-walk from its outputs reaches the node within its range, not through its
-inputs.
+walk from its outputs reaches the node within its range, through neither its
+inputs nor another thread's forward.
 """
 
 from __future__ import annotations
@@ -94,25 +94,42 @@ def _table(records: list[tuple[int, int, int, str]]) -> _Table:
 def _members(
     anchored: list[tuple[int, int, int, list[Node], list[Node]]],
 ) -> dict[Node, int]:
-    """The thread of each node an anchored forward made; -1 if several claim it."""
-    members: dict[Node, int] = {}
+    """The thread of each node an anchored forward made; -1 if several claim it.
+
+    A walk stops at the forward's inputs and at the outputs that forwards in
+    other threads made (a thread may hand its result to another one).
+    """
+    made: list[list[Node]] = []  # each forward's outputs that it made itself
+    made_by: dict[Node, int] = {}
     walked: set[Node] = set()
-    for thread, first, end, outputs, inputs in reversed(anchored):  # newest first
-        for output in outputs:
-            if output not in walked:  # held for safe freeing, like any walk
-                walked.update(walk(output).nodes)
-        stop, seen = set(inputs), set()
-        stack = [node for node in outputs if node not in stop]
+    for thread, first, end, outputs, inputs in anchored:
+        own = [
+            o for o in outputs if o not in inputs and first <= o._sequence_nr() < end
+        ]
+        made.append(own)
+        for output in own:
+            made_by[output] = thread if made_by.get(output, thread) == thread else -1
+    for output in itertools.chain.from_iterable(reversed(made)):  # newest first
+        if output not in walked:  # held for safe freeing, like any walk
+            walked.update(walk(output).nodes)
+    members: dict[Node, int] = {}
+    for (thread, first, end, _, inputs), own in zip(anchored, made, strict=True):
+        stop, seen, stack = set(inputs), set(own), list(own)
         while stack:
             node = stack.pop()
-            if node in seen or not first <= node._sequence_nr() < end:
-                continue
-            seen.add(node)
             if members.setdefault(node, thread) != thread:
                 members[node] = -1
-            stack.extend(
-                fn for fn, _ in node.next_functions if fn is not None and fn not in stop
-            )
+            for fn, _ in node.next_functions:
+                if (
+                    fn is None
+                    or fn in seen
+                    or fn in stop
+                    or made_by.get(fn, thread) != thread
+                    or not first <= fn._sequence_nr() < end
+                ):
+                    continue
+                seen.add(fn)
+                stack.append(fn)
     return members
 
 

@@ -400,3 +400,47 @@ def test_forwards_past_the_cap_give_no_module(monkeypatch: pytest.MonkeyPatch) -
         worker.join()
         outs.append(model(torch.ones(1, requires_grad=True) * 1))
     assert [trace.path_of(out.grad_fn) for out in outs] == ["0", None]
+
+
+class _Fan(torch.nn.Module):
+    """Runs each child in a thread of its own, like ``nn.DataParallel``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kids = torch.nn.ModuleList(torch.nn.Tanh() for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        xs = [x * (i + 2) for i in range(3)]
+        outs: list[torch.Tensor] = [x] * 3
+
+        def run(i: int) -> None:
+            outs[i] = self.kids[i](xs[i])
+
+        workers = [threading.Thread(target=run, args=(i,)) for i in range(3)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        return outs[0] + outs[1] * outs[2]
+
+
+def test_a_forward_may_hand_its_children_to_threads() -> None:
+    """Run in a new thread, the forward's numbers overlap its children's."""
+    model = _Fan()
+    x = torch.ones(2, requires_grad=True)
+    ys: list[torch.Tensor] = []
+    with track_modules(model) as trace:
+        caller = threading.Thread(target=lambda: ys.append(model(x)))
+        caller.start()
+        caller.join()
+    (y,) = ys
+    paths = {}
+    for node in walk_graph(y):
+        paths.setdefault(trace.path_of(node), []).append(type(node).__name__)
+    assert paths[""] == ["AddBackward0", "MulBackward0"]  # the gathering ops
+    assert {k: v for k, v in paths.items() if k} == {
+        f"kids.{i}": ["TanhBackward0"] for i in range(3)
+    }
+    # x * (i + 2) is reached only through the workers' outputs: the thread
+    # that made it cannot be told, so it is not given to a module.
+    assert sorted(paths[None]) == ["AccumulateGrad"] + ["MulBackward0"] * 3
