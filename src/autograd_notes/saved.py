@@ -15,6 +15,7 @@ import torch
 from torch.autograd.function import BackwardCFunction
 from torch.autograd.graph import Node
 
+from autograd_notes._checks import arg_error, type_name
 from autograd_notes.labels import dtype, shape, visible
 
 _FREED = "<freed by backward>"
@@ -109,8 +110,11 @@ def saved_values(node: Node) -> list[tuple[str, str]]:
     ``saved_tensors``. Saved tensors are read through their ``_raw_saved_*``
     twins, which never call ``saved_tensors_hooks`` unpack functions (nor
     re-run a checkpointed forward). Values freed by ``backward()`` show as
-    ``<freed by backward>``.
+    ``<freed by backward>``. Anything but a node raises ``TypeError``.
     """
+    if not isinstance(node, Node):
+        expected = "a torch.autograd.graph.Node (a grad_fn)"
+        raise TypeError(arg_error("saved_values", "node", expected, type_name(node)))
     saved: list[tuple[str, str]] = []
     if isinstance(node, BackwardCFunction):
         try:

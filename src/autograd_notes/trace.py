@@ -1,24 +1,44 @@
 """Which module of a model made each node of its backward graph.
 
 :func:`.track_modules` records, during a forward pass, the range of node
-sequence numbers each module's forward used; the :class:`.ModuleTrace` it
-yields then names the module of any node, so that the printing functions
-can mark each node with its module or group a model's graph by module.
+sequence numbers each module's forward used, per thread; the
+:class:`.ModuleTrace` it yields then names the module of any node, so that
+the printing functions can mark each node with its module or group a
+model's graph by module.
+
+Threads: sequence numbers count per thread, so a range says nothing about a
+node another thread made. When forwards ran in several threads, a node's
+thread is found from the graph: a forward called from outside any tracked
+forward keeps its input and output nodes, and a node belongs to it if the
+walk from its outputs reaches the node within its range, through neither its
+inputs nor another thread's forward.
 """
 
 from __future__ import annotations
 
+import itertools
+import threading
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, type_name
-from autograd_notes.walk import LEAF, leaf_of
+from autograd_notes.walk import LEAF, leaf_of, walk
 
 __all__ = ["ModuleTrace", "track_modules"]
+
+# Outermost forwards (per thread) whose input and output nodes a trace keeps:
+# each is a node Python has seen (see walk: a deep graph of seen nodes must be
+# held to be freed) and keeps its graph alive; kept past the ``with`` block
+# only if forwards ran in several threads.
+_MAX_ANCHORED = 100
+
+# (starts, ends, paths, parent index) of one thread's forward calls
+_Table = tuple[list[int], list[int], list[str], list[int]]
 
 
 def _next_sequence_nr() -> int:
@@ -32,14 +52,95 @@ def _next_sequence_nr() -> int:
     return int(probe.grad_fn._sequence_nr()) + 1
 
 
+def _grad_fns(value: object) -> list[Node]:
+    """The ``grad_fn`` of every tensor in nested tuples, lists and dicts."""
+    found: list[Node] = []
+    stack = [value]
+    with torch._C.DisableTorchFunction():  # no subclass code runs
+        while stack:
+            item = stack.pop()
+            if isinstance(item, torch.Tensor):
+                if item.grad_fn is not None:
+                    found.append(item.grad_fn)
+            elif isinstance(item, tuple | list):
+                stack.extend(item)
+            elif isinstance(item, dict):
+                stack.extend(item.values())
+    return found
+
+
+def _table(records: list[tuple[int, int, int, str]]) -> _Table:
+    """Intervals sorted by start, outer before inner, with parent links.
+
+    A wrapper whose first and last operations are its child's has the
+    child's interval; the nesting depth puts the wrapper outside.
+    """
+    records = sorted(records, key=lambda r: (r[0], -r[1], r[2]))
+    parents: list[int] = []
+    open_: list[int] = []
+    for i, (first, *_) in enumerate(records):
+        while open_ and records[open_[-1]][1] <= first:
+            open_.pop()
+        parents.append(open_[-1] if open_ else -1)
+        open_.append(i)
+    return (
+        [r[0] for r in records],
+        [r[1] for r in records],
+        [r[3] for r in records],
+        parents,
+    )
+
+
+def _members(
+    anchored: list[tuple[int, int, int, list[Node], list[Node]]],
+) -> dict[Node, int]:
+    """The thread of each node an anchored forward made; -1 if several claim it.
+
+    A walk stops at the forward's inputs and at the outputs that forwards in
+    other threads made (a thread may hand its result to another one).
+    """
+    made: list[list[Node]] = []  # each forward's outputs that it made itself
+    made_by: dict[Node, int] = {}
+    walked: set[Node] = set()
+    for thread, first, end, outputs, inputs in anchored:
+        own = [
+            o for o in outputs if o not in inputs and first <= o._sequence_nr() < end
+        ]
+        made.append(own)
+        for output in own:
+            made_by[output] = thread if made_by.get(output, thread) == thread else -1
+    for output in itertools.chain.from_iterable(reversed(made)):  # newest first
+        if output not in walked:  # held for safe freeing, like any walk
+            walked.update(walk(output).nodes)
+    members: dict[Node, int] = {}
+    for (thread, first, end, _, inputs), own in zip(anchored, made, strict=True):
+        stop, seen, stack = set(inputs), set(own), list(own)
+        while stack:
+            node = stack.pop()
+            if members.setdefault(node, thread) != thread:
+                members[node] = -1
+            for fn, _ in node.next_functions:
+                if (
+                    fn is None
+                    or fn in seen
+                    or fn in stop
+                    or made_by.get(fn, thread) != thread
+                    or not first <= fn._sequence_nr() < end
+                ):
+                    continue
+                seen.add(fn)
+                stack.append(fn)
+    return members
+
+
 class ModuleTrace:
     """Which module's forward made each node, as recorded by :func:`.track_modules`.
 
     Pass it as ``modules=`` to :func:`.format_graph`, :func:`.to_dot`,
     :func:`.render_dot` or :func:`autograd_notes.draw_graph`. Nodes are
     matched by their sequence number (``node._sequence_nr()``, given in
-    order of creation), so recording touches no node. ``AccumulateGrad``
-    nodes belong to the module that owns the parameter.
+    order of creation, per thread). ``AccumulateGrad`` nodes belong to the
+    module that owns the parameter.
 
     Examples
     --------
@@ -51,30 +152,36 @@ class ModuleTrace:
     """
 
     def __init__(self) -> None:
-        # (first, end, nesting depth, path) of every forward call
-        self._records: list[tuple[int, int, int, str]] = []
+        # (thread, first, end, nesting depth, path) of every forward call
+        self._records: list[tuple[int, int, int, int, str]] = []
+        # (thread, first, end, output nodes, input nodes) of outermost calls
+        self._anchored: list[tuple[int, int, int, list[Node], list[Node]]] = []
+        self._threads = 0  # how many threads called a tracked forward
         self._params: dict[int, tuple[torch.Tensor, str]] = {}
-        self._table: tuple[list[int], list[int], list[str], list[int]] | None = None
+        self._lock = threading.Lock()
+        # caches, each with the number of records it was built from
+        self._tables: tuple[int, dict[int, _Table], _Table | None] = (0, {}, None)
+        self._members: tuple[int, dict[Node, int]] = (0, {})
 
-    def _table_now(self) -> tuple[list[int], list[int], list[str], list[int]]:
-        """Intervals sorted by start, outer before inner, with parent links.
+    def _tables_now(self) -> tuple[int, dict[int, _Table], _Table | None]:
+        """Each thread's table, and the only one if one thread made records."""
+        with self._lock:
+            records = self._records[:]  # more may come from running forwards
+            by_thread: dict[int, list[tuple[int, int, int, str]]] = {}
+            for thread, first, end, depth, path in records:
+                by_thread.setdefault(thread, []).append((first, end, depth, path))
+            tables = {t: _table(r) for t, r in by_thread.items()}
+            only = next(iter(tables.values())) if len(tables) == 1 else None
+            self._tables = (len(records), tables, only)
+            return self._tables
 
-        A wrapper whose first and last operations are its child's has the
-        child's interval; the nesting depth puts the wrapper outside.
-        """
-        if self._table is None:
-            records = sorted(self._records, key=lambda r: (r[0], -r[1], r[2]))
-            parents: list[int] = []
-            open_: list[int] = []
-            for i, (first, *_) in enumerate(records):
-                while open_ and records[open_[-1]][1] <= first:
-                    open_.pop()
-                parents.append(open_[-1] if open_ else -1)
-                open_.append(i)
-            firsts = [r[0] for r in records]
-            ends = [r[1] for r in records]
-            self._table = (firsts, ends, [r[3] for r in records], parents)
-        return self._table
+    def _members_now(self) -> dict[Node, int]:
+        count, members = self._members
+        if count != len(self._anchored):
+            anchored = self._anchored[:]
+            members = _members(anchored)
+            self._members = (len(anchored), members)
+        return members
 
     def path_of(self, node: Node) -> str | None:
         """The dotted path of the innermost module whose forward made ``node``.
@@ -88,7 +195,10 @@ class ModuleTrace:
         -------
         str or None
             ``""`` for a node made by the top model itself, ``None`` for a
-            node made outside its forward (a loss, say).
+            node made outside its forward (a loss, say). When forwards ran in
+            several threads, also ``None`` for a node whose thread cannot be
+            told (see the module): one its forward's outputs do not lead
+            to, or one of the 101st and later outermost forwards.
 
         Raises
         ------
@@ -103,7 +213,14 @@ class ModuleTrace:
             leaf = leaf_of(node)
             found = None if leaf is None else self._params.get(id(leaf))
             return None if found is None else found[1]
-        firsts, ends, paths, parents = self._table_now()
+        count, tables, table = self._tables
+        if count != len(self._records):
+            count, tables, table = self._tables_now()
+        if self._threads > 1:
+            table = tables.get(self._members_now().get(node, -1))
+        if table is None:
+            return None
+        firsts, ends, paths, parents = table
         seq = int(node._sequence_nr())
         i = bisect_right(firsts, seq) - 1
         while i >= 0 and ends[i] <= seq:
@@ -111,14 +228,34 @@ class ModuleTrace:
         return None if i < 0 else paths[i]
 
 
+def _check_model(model: object) -> list[tuple[str, torch.nn.Module]]:
+    """The named modules of ``model``, if hooks can be put on all of them."""
+    func = "track_modules"
+    if not isinstance(model, torch.nn.Module):
+        actual = type_name(model)
+        if isinstance(model, type) and issubclass(model, torch.nn.Module):
+            actual = f"the class {model.__name__} itself (make one first)"
+        raise TypeError(arg_error(func, "model", "a torch.nn.Module", actual))
+    modules = list(model.named_modules())
+    for path, module in modules:
+        if isinstance(module, torch.jit.ScriptModule):  # refuses forward hooks
+            where = f"'{path}': " if path else "the model itself: "
+            expected = "hold no scripted or traced (torch.jit) submodule"
+            raise TypeError(
+                arg_error(func, "model", expected, where + type_name(module))
+            )
+    return modules
+
+
 @contextmanager
 def track_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
     """Record which submodule of ``model`` makes each backward node.
 
     Inside the ``with`` block, every forward call of ``model`` and its
-    submodules records the range of node sequence numbers it used; the
-    :class:`.ModuleTrace` then gives each node's innermost module, as a dotted
-    path like those of ``model.named_modules()``. Hooks are removed on exit.
+    submodules, in any thread, records the range of node sequence numbers it
+    used; the :class:`.ModuleTrace` then gives each node's innermost module,
+    as a dotted path like those of ``model.named_modules()``. Hooks are
+    removed on exit, and if anything fails.
 
     Parameters
     ----------
@@ -133,7 +270,8 @@ def track_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
     Raises
     ------
     TypeError
-        If ``model`` is not a ``torch.nn.Module``.
+        If ``model`` is not a ``torch.nn.Module``, or holds a scripted
+        (``torch.jit``) module, which takes no hooks: before any hook is added.
 
     Examples
     --------
@@ -146,37 +284,60 @@ def track_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
     [1] 1  (module: 1 node, TanhBackward0)
     [2] 0  (module: 4 nodes, AccumulateGrad ×2, AddmmBackward0, TBackward0)
     """
-    if not isinstance(model, torch.nn.Module):
-        expected = "a torch.nn.Module"
-        raise TypeError(arg_error("track_modules", "model", expected, type_name(model)))
+    modules = _check_model(model)
     trace = ModuleTrace()
-    open_calls: list[tuple[str, int, int]] = []  # (path, first, depth)
+    local = threading.local()  # per thread: its number and its open calls
+    numbers = itertools.count()
 
-    def before(path: str) -> object:
-        def hook(module: torch.nn.Module, args: object) -> None:
-            open_calls.append((path, _next_sequence_nr(), len(open_calls)))
+    def first_call() -> list[tuple[str, int, list[Node] | None]]:
+        local.thread, local.calls = next(numbers), []
+        with trace._lock:
+            trace._threads += 1
+        return local.calls  # type: ignore[no-any-return]
+
+    def before(path: str) -> Callable[[torch.nn.Module, Any, Any], None]:
+        def hook(module: torch.nn.Module, args: Any, kwargs: Any) -> None:
+            try:
+                calls = local.calls
+            except AttributeError:
+                calls = first_call()
+            inputs = None
+            if not calls and len(trace._anchored) < _MAX_ANCHORED:
+                inputs = _grad_fns((args, kwargs))
+            calls.append((path, _next_sequence_nr(), inputs))
 
         return hook
 
-    def after(path: str) -> object:
-        def hook(module: torch.nn.Module, args: object, output: object) -> None:
-            while open_calls:
-                opened, first, depth = open_calls.pop()
+    def after(path: str) -> Callable[[torch.nn.Module, Any, Any], None]:
+        def hook(module: torch.nn.Module, args: Any, output: Any) -> None:
+            calls = getattr(local, "calls", ())
+            while calls:
+                opened, first, inputs = calls.pop()
                 if opened == path:
-                    trace._records.append((first, _next_sequence_nr(), depth, path))
-                    trace._table = None
+                    end, thread = _next_sequence_nr(), local.thread
+                    trace._records.append((thread, first, end, len(calls), path))
+                    if inputs is not None and len(trace._anchored) < _MAX_ANCHORED:
+                        outputs = _grad_fns(output)
+                        record = (thread, first, end, outputs, inputs)
+                        with trace._lock:  # the cap again: threads race
+                            if len(trace._anchored) < _MAX_ANCHORED:
+                                trace._anchored.append(record)
                     return
 
         return hook
 
     handles = []
-    for path, module in model.named_modules():
-        handles.append(module.register_forward_pre_hook(before(path)))
-        handles.append(module.register_forward_hook(after(path), always_call=True))
-        for _, param in module.named_parameters(recurse=False):
-            trace._params.setdefault(id(param), (param, path))
-    try:
+    try:  # every hook in: any failure removes those already added
+        for path, module in modules:
+            handles.append(
+                module.register_forward_pre_hook(before(path), with_kwargs=True)
+            )
+            handles.append(module.register_forward_hook(after(path), always_call=True))
+            for _, param in module.named_parameters(recurse=False):
+                trace._params.setdefault(id(param), (param, path))
         yield trace
     finally:
         for handle in handles:
             handle.remove()
+        if trace._threads <= 1:  # one thread: ranges suffice, nodes not kept
+            trace._anchored.clear()

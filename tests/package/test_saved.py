@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 
 import matplotlib.pyplot as plt
+import pytest
 import torch
 from torch.func import grad, vmap
 from torch.utils.checkpoint import checkpoint
 
 from autograd_notes import ModuleTrace, draw_graph, format_graph, to_dot
+from autograd_notes.saved import saved_values
 
 from .helpers import ABAB_TREE, Double, Stack, dot_structure
 
@@ -184,3 +186,11 @@ def test_no_address_in_grouped_or_collapsed_output(
         to_dot(loss, modules=trace, depth=1, show_saved=True),
     ):
         assert not re.search(r"0x[0-9a-f]{6,}", text)
+
+
+@pytest.mark.parametrize("node", [None, "MulBackward0", torch.ones(1)])
+def test_saved_values_names_its_argument(node: object) -> None:
+    with pytest.raises(
+        TypeError, match=r"^saved_values\(\) argument 'node' must be a torch\.autograd"
+    ):
+        saved_values(node)  # type: ignore[arg-type]
