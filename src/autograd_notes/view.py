@@ -26,8 +26,8 @@ from autograd_notes.walk import LEAF, Graph, as_node, leaf_of, walk
 
 _COMPILED = "CompiledFunctionBackward"
 _COMPILED_NOTE = "torch.compile region: internals hidden"
-# A run of this many same-kind nodes, each the only input of the one before,
-# collapses into one entry.
+# A run of this many same-kind nodes, each the only input of the one before
+# (and, with a module trace, all made by one module), collapses into one entry.
 _MIN_RUN = 3
 
 
@@ -116,7 +116,8 @@ def build_view(
             for path in module_of
         ]
     n = len(graph.nodes)
-    heads = run_heads(graph, kinds, names, keys) if collapse else range(n)
+    # A run never crosses modules: with a trace, its nodes share one path.
+    heads = run_heads(graph, kinds, names, module_of) if collapse else range(n)
     if keys is not None:
         return group_by_module(graph, kinds, heads, keys, module_of)
     if len(heads) == n:
@@ -134,13 +135,13 @@ def plain_view(
 
 
 def run_heads(
-    graph: Graph, kinds: list[str], names: Names, keys: list[str | None] | None
+    graph: Graph, kinds: list[str], names: Names, paths: list[str | None] | None
 ) -> list[int]:
     """The first node of each run of ``_MIN_RUN`` or more, and every other node.
 
     Node ``i`` continues the run of ``i - 1`` when it is ``i - 1``'s only
-    input, nothing else points to it, it has the same kind (and module key),
-    and no name of its own.
+    input, nothing else points to it, it has the same kind (and module path,
+    where ``paths`` gives them), and no name of its own.
     """
     nodes, starts, inputs = graph
     n = len(nodes)
@@ -156,7 +157,7 @@ def run_heads(
             and inputs[s] == i
             and indegree[i] == 1
             and kinds[i] is kinds[i - 1]
-            and (keys is None or keys[i] == keys[i - 1])
+            and (paths is None or paths[i] == paths[i - 1])
             and not (outputs and nodes[i] in outputs)
         ):
             continue
