@@ -10,6 +10,8 @@ graphviz``), imported only when it is called.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -35,6 +37,11 @@ __all__ = ["render_dot", "to_dot"]
 # time grows faster than linearly (a 200,000-leaf graph ran for minutes).
 _MAX_RENDER_NODES = 2_000
 _DOT_HINT = "pip install graphviz"
+_NO_DOT = (
+    "render_dot() needs Graphviz's 'dot' program on PATH, which was not "
+    "found: install Graphviz (https://graphviz.org/download/, e.g. "
+    "'apt install graphviz'), or use to_dot() for the DOT text alone"
+)
 _FORMATS = frozenset(
     ("bmp", "canon", "cmap", "cmapx", "dot", "dot_json", "eps", "fig", "gif",
      "gv", "imap", "ismap", "jpe", "jpeg", "jpg", "json", "json0", "pdf", "pic",
@@ -196,7 +203,8 @@ def render_dot(
     root : torch.Tensor or torch.autograd.graph.Node
         What to draw, as for :func:`.to_dot`.
     filename : str or os.PathLike
-        The file to write, exactly as given: no suffix is added or checked.
+        The file to write, in a folder that exists, exactly as given: no
+        suffix is added or checked.
     format : str, default "svg"
         A Graphviz output format, lower case, such as ``"svg"``, ``"png"``
         or ``"pdf"``.
@@ -217,8 +225,9 @@ def render_dot(
     TypeError
         For a bad argument.
     ValueError
-        For an unknown ``format``, a ``max_nodes`` below 1, or a graph larger
-        than ``max_nodes``.
+        Before any rendering: for a ``filename`` that is empty, a folder or in
+        no folder; a ``format`` unknown or one the installed ``dot`` cannot
+        write; a ``max_nodes`` below 1, or a graph larger than ``max_nodes``.
     ImportError
         If the ``graphviz`` package is missing.
     RuntimeError
@@ -242,9 +251,7 @@ def render_dot(
     """
     func = "render_dot"
     node, index = check_args(func, root, names, show_saved, collapse, modules, depth)
-    if not isinstance(filename, str | os.PathLike):
-        expected = "a str or os.PathLike"
-        raise TypeError(arg_error(func, "filename", expected, type_name(filename)))
+    path = _check_filename(filename, func)
     if not isinstance(format, str):
         raise TypeError(arg_error(func, "format", "a str", type_name(format)))
     if format not in _FORMATS:
@@ -265,6 +272,10 @@ def render_dot(
             "render_dot() needs the graphviz Python package: "
             f"{_DOT_HINT} (or use to_dot() for the DOT text alone)"
         ) from exc
+    writable = writable_formats()
+    if writable and format not in writable:
+        expected = f"a format this Graphviz writes ({', '.join(sorted(writable))})"
+        raise ValueError(arg_error(func, "format", expected, repr(format)))
     lines = _dot_lines(root, node, index, show_saved, collapse, modules, depth)
     entries = sum(1 for line in lines if " [label=" in line)
     if entries > max_nodes:
@@ -282,11 +293,69 @@ def render_dot(
     try:
         data = graphviz.Source("\n".join(lines)).pipe(format=format)
     except graphviz.ExecutableNotFound as exc:
-        raise RuntimeError(
-            "render_dot() needs Graphviz's 'dot' program on PATH, which was not "
-            "found: install Graphviz (https://graphviz.org/download/, e.g. "
-            "'apt install graphviz'), or use to_dot() for the DOT text alone"
-        ) from exc
-    path = Path(filename)
+        raise RuntimeError(_NO_DOT) from exc
     path.write_bytes(data)
     return path
+
+
+def _check_filename(filename: object, func: str) -> Path:
+    """``filename`` as a path a file can be written to, else raise."""
+    if not isinstance(filename, str | os.PathLike):
+        expected = "a str or os.PathLike"
+        raise TypeError(arg_error(func, "filename", expected, type_name(filename)))
+    text = os.fspath(filename)
+    if not isinstance(text, str):
+        raise TypeError(arg_error(func, "filename", "a str path", repr(text)))
+    expected = "the path of a file to write"
+    if not text:
+        raise ValueError(arg_error(func, "filename", expected, "''"))
+    path = Path(text)
+    if path.is_dir():
+        raise ValueError(arg_error(func, "filename", expected, f"{text!r}, a folder"))
+    folder = path.parent
+    if not folder.is_dir():
+        what = "a file" if folder.exists() else "missing"
+        actual = f"{text!r}, whose folder {str(folder)!r} is {what}"
+        raise ValueError(arg_error(func, "filename", f"{expected} in a folder", actual))
+    return path
+
+
+_ASKED: dict[str, frozenset[str]] = {}  # dot program -> the formats it writes
+
+
+def writable_formats() -> frozenset[str]:
+    """The formats the ``dot`` program on ``PATH`` writes, asked once (``dot -T?``).
+
+    Empty if unknown: no ``dot`` (rendering then raises the install hint) or
+    no list in its answer.
+    """
+    program = shutil.which("dot")
+    if program is None:
+        return frozenset()
+    found = _ASKED.get(program)
+    if found is None:
+        try:
+            done = subprocess.run(
+                [program, "-T?"],
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=60,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return frozenset()
+        found = _ASKED[program] = parse_formats(done.stderr + done.stdout)
+    return found
+
+
+def parse_formats(message: str) -> frozenset[str]:
+    """The formats in ``dot -T?``'s answer, ``... Use one of: bmp canon ...``.
+
+    >>> sorted(parse_formats('Format: "?" not recognized. Use one of: png svg:cairo'))
+    ['png', 'svg']
+    """
+    _, marker, listed = message.partition("Use one of:")
+    if not marker:
+        return frozenset()
+    return frozenset(name.split(":")[0] for name in listed.split())
