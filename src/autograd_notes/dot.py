@@ -19,7 +19,14 @@ import torch
 from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, type_name
-from autograd_notes.labels import Names, no_graph_text, visible
+from autograd_notes.labels import (
+    Names,
+    dtype,
+    no_graph_text,
+    shape,
+    short_leaf,
+    visible,
+)
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.view import (
     build_view,
@@ -29,7 +36,7 @@ from autograd_notes.view import (
     saved_lines,
     shows_only_kind,
 )
-from autograd_notes.walk import LEAF, runs_no_user_code
+from autograd_notes.walk import LEAF, leaf_of, runs_no_user_code
 
 __all__ = ["render_dot", "to_dot"]
 
@@ -68,6 +75,28 @@ def _dot_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
+def _leaf_label(
+    fn: Node, names: Names, tails: dict[tuple[torch.Size, torch.dtype], str]
+) -> str:
+    """The label of a lone leaf, as :func:`.label_lines` makes it, escaped.
+
+    ``tails`` keeps the ``: (2,) float32`` part of each shape and dtype.
+    """
+    leaf = leaf_of(fn)
+    if leaf is None:
+        return LEAF
+    if leaf.is_nested:  # no single shape
+        return f"{LEAF}\\n{_dot_escape(short_leaf(leaf, names, ': '))}"
+    key = (leaf.shape, leaf.dtype)
+    tail = tails.get(key)
+    if tail is None:
+        tail = tails[key] = _dot_escape(f": {shape(leaf)} {dtype(leaf)}")
+    name = names.leaves.get(id(leaf), "leaf")
+    if not name.isprintable() or '"' in name or "\\" in name:
+        name = _dot_escape(name)
+    return f"{LEAF}\\n{name}{tail}"
+
+
 def _dot_lines(
     root: object,
     node: Node | None,
@@ -81,32 +110,37 @@ def _dot_lines(
     emit = lines.append
     if node is None:
         assert isinstance(root, torch.Tensor)
-        label = _dot_escape(no_graph_text(root, index))
-        emit(f'  n0 [label="{label}", {_DOT_LEAF}];')
+        emit(f'  n0 [label="{_dot_escape(no_graph_text(root, index))}", {_DOT_LEAF}];')
         emit("}")
         return lines
 
     view = build_view(node, index, collapse, modules, depth)
-    nodes = view.graph.nodes
+    nodes, kinds, sizes = view.graph.nodes, view.kinds, view.sizes
     outputs = index.outputs
     simple = not view.members and modules is None
-    escaped: dict[str, str] = {}
-    for e in range(len(view.first)):
-        i = view.first[e]
+    quick: dict[str, str] = {}  # kind -> label, for kinds that show only that
+    tails: dict[tuple[torch.Size, torch.dtype], str] = {}
+    for e, i in enumerate(view.first):
         fn = nodes[i]
-        kind = view.kinds[i]
-        style = _DOT_GROUP if view.group[e] is not None else ""
-        alone = simple and view.sizes[e] == 1 and not (outputs and fn in outputs)
-        if alone and shows_only_kind(kind):  # the common case, kept quick
-            label = escaped.get(kind) or escaped.setdefault(kind, _dot_escape(kind))
-        else:
+        kind = kinds[i]
+        # The common entries, kept quick: a lone node that has no name.
+        lone = simple and sizes[e] == 1 and not (outputs and fn in outputs)
+        label = quick.get(kind) if lone else None
+        style = ""
+        if label is None and lone and kind == LEAF:
+            label, style = _leaf_label(fn, index, tails), _DOT_LEAF
+        elif label is None and lone and shows_only_kind(kind):
+            label = quick[kind] = _dot_escape(kind)
+        elif label is None:
             parts = entry_parts(view, e, index, False)
-            lines_ = label_lines(parts, index)
-            label = "\\n".join(_dot_escape(line) for line in lines_)
-            if kind == LEAF and not style:
+            label = "\\n".join(_dot_escape(line) for line in label_lines(parts, index))
+            if view.group[e] is not None:
+                style = _DOT_GROUP
+            elif kind == LEAF:
                 style = _DOT_LEAF
-        for line in saved_lines(view, e, show_saved):
-            label += "\\n" + _dot_escape(line)
+        if show_saved:
+            for line in saved_lines(view, e, show_saved):
+                label += "\\n" + _dot_escape(line)
         if e == 0:
             style = _DOT_ROOT
         if style:

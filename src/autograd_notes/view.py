@@ -103,11 +103,9 @@ def build_view(
 ) -> View:
     """Walk the graph behind ``root`` and make the view the arguments ask for."""
     graph = walk(root)
-    cache: dict[type, str] = {}
-    kinds = [
-        cache.get(type(fn)) or cache.setdefault(type(fn), visible(type(fn).__name__))
-        for fn in graph.nodes
-    ]
+    types = list(map(type, graph.nodes))
+    names_of = {kind: visible(kind.__name__) for kind in set(types)}
+    kinds = list(map(names_of.__getitem__, types))  # one str object per kind
     module_of = None if modules is None else [modules.path_of(fn) for fn in graph.nodes]
     keys = None
     if module_of is not None and depth is not None:  # the module at that depth
@@ -145,22 +143,22 @@ def run_heads(
     """
     nodes, starts, inputs = graph
     n = len(nodes)
-    indegree = [0] * n
-    for k in inputs:
-        indegree[k] += 1
+    indegree: list[int] = []  # counted once a node may continue a run
     outputs = names.outputs
     heads = [0]
     for i in range(1, n):
         s = starts[i - 1]
-        if (
-            starts[i] - s == 1
-            and inputs[s] == i
-            and indegree[i] == 1
-            and kinds[i] is kinds[i - 1]
-            and (paths is None or paths[i] == paths[i - 1])
-            and not (outputs and nodes[i] in outputs)
-        ):
-            continue
+        if starts[i] - s == 1 and inputs[s] == i and kinds[i] is kinds[i - 1]:
+            if not indegree:
+                indegree = [0] * n
+                for k in inputs:
+                    indegree[k] += 1
+            if (
+                indegree[i] == 1
+                and (paths is None or paths[i] == paths[i - 1])
+                and not (outputs and nodes[i] in outputs)
+            ):
+                continue
         heads.append(i)
     # A run shorter than _MIN_RUN stays as separate nodes.
     short: list[int] = []

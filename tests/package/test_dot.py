@@ -261,3 +261,34 @@ def test_render_dot_checks_the_filename_before_anything_else(
     with pytest.raises(ValueError, match="argument 'filename'"):
         render_dot(y, Path(filename))  # a PathLike, the same
     assert (tmp_path / "file.txt").read_text() == "a file"
+
+
+def test_quick_labels_match_the_entry_parts() -> None:
+    """The quick paths for lone nodes and leaves give the general labels."""
+    from autograd_notes.dot import _dot_escape
+    from autograd_notes.labels import index_names
+    from autograd_notes.view import build_view, entry_parts, label_lines
+
+    a = torch.ones(2, requires_grad=True)
+    p = torch.nn.Parameter(torch.ones(2, 3, dtype=torch.float64))
+    h = torch.ones(3, dtype=torch.float16, requires_grad=True)
+    u = torch.ones(2, requires_grad=True)  # no name
+    y = (a * 2).sum() + p.sum() + h.double().sum() + (u * a).sum() + p.mean()
+    names = {'q"uote\\back\nnew $x$ \x00': a, "p": p, "é h": h}
+    index = index_names(names, "to_dot")
+    assert y.grad_fn is not None
+    view = build_view(y.grad_fn, index, True, None, None)
+    expected = [
+        "\\n".join(
+            _dot_escape(line)
+            for line in label_lines(entry_parts(view, e, index, False), index)
+        )
+        for e in range(len(view.first))
+    ]
+    nodes, _ = dot_structure(to_dot(y, names=names))
+    assert [label for label, _ in nodes.values()] == expected
+    assert "AccumulateGrad\\nleaf: (2,) float32" in expected
+    assert (
+        'AccumulateGrad\\nq\\"uote\\\\back\\\\nnew $x$ \\\\x00: (2,) float32'
+        in expected
+    )
