@@ -289,11 +289,12 @@ def render_dot(
     if not isinstance(format, str):
         raise TypeError(arg_error(func, "format", "a str", type_name(format)))
     if format not in _FORMATS:
-        hint = f" (formats are lower case: {format.lower()!r})"
         expected = "a Graphviz output format such as 'svg', 'png' or 'pdf'"
+        bare = format.removeprefix(".").lower()  # ".SVG": a suffix, not a format
+        hint = f" (formats are lower case, without a dot: {bare!r})"
         raise ValueError(
             arg_error(func, "format", expected, repr(format))
-            + (hint if format.lower() in _FORMATS else "")
+            + (hint if bare in _FORMATS else "")
         )
     if not isinstance(max_nodes, int) or isinstance(max_nodes, bool):
         raise TypeError(arg_error(func, "max_nodes", "an int", type_name(max_nodes)))

@@ -129,7 +129,7 @@ def test_render_dot_refuses_a_max_nodes_below_one(
     assert not (tmp_path / "g.svg").exists()
 
 
-@pytest.mark.parametrize("fmt", ["SVG", "Png"])
+@pytest.mark.parametrize("fmt", ["SVG", "Png", ".svg", ".PDF"])
 def test_render_dot_says_formats_are_lower_case(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
 ) -> None:
@@ -137,8 +137,8 @@ def test_render_dot_says_formats_are_lower_case(
     x = torch.ones(2, requires_grad=True)
     with pytest.raises(
         ValueError,
-        match=rf"must be a Graphviz output format .* not '{fmt}' "
-        rf"\(formats are lower case: '{fmt.lower()}'\)",
+        match=rf"must be a Graphviz output format .* not '{fmt}' \(formats are "
+        rf"lower case, without a dot: '{fmt.lower().removeprefix('.')}'\)$",
     ):
         render_dot(x * 2, tmp_path / "g.svg", format=fmt)
     with pytest.raises(ValueError, match=r"not 'jpeg2000'$"):
