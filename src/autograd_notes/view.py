@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from operator import sub
 from typing import NamedTuple
 
 import torch
@@ -143,6 +144,8 @@ def run_heads(
     """
     nodes, starts, inputs = graph
     n = len(nodes)
+    if 1 not in map(sub, starts[1:], starts):  # no node has one input: no run
+        return list(range(n))
     indegree: list[int] = []  # counted once a node may continue a run
     outputs = names.outputs
     heads = [0]
