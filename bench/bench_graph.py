@@ -6,7 +6,7 @@ prints a table with PASS/MISS beside each target and asserts nothing:
 1. ``to_dot`` against ``torchviz.make_dot(...).source`` on a balanced binary
    sum tree over 10,000 one-element parameters (9,999 ``AddBackward0`` plus
    10,000 ``AccumulateGrad`` nodes), both given the parameter names. Target:
-   torchviz takes at least 3x as long.
+   torchviz takes at least 5x as long.
 2. ``to_dot(collapse=False)`` on chains ``y = y * 1.0001`` of 10k, 100k and
    1M steps. Target: each 10x more nodes costs at most 12x more time.
 3. The collapsed text of the 1M chain (``format_graph``, two lines) against
@@ -108,7 +108,7 @@ def compare_with_torchviz() -> None:
     print(f"  torchviz.make_dot   {theirs * 1e3:6.1f} ms  ({theirs_cpu * 1e3:6.1f} ms)")
     print(f"  to_dot              {ours * 1e3:6.1f} ms  ({ours_cpu * 1e3:6.1f} ms)")
     print(
-        f"  torchviz / to_dot   {ratio:6.2f}x   target >= 3x    {verdict(ratio >= 3)}"
+        f"  torchviz / to_dot   {ratio:6.2f}x   target >= 5x    {verdict(ratio >= 5)}"
     )
 
 

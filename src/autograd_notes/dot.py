@@ -10,6 +10,8 @@ graphviz``), imported only when it is called.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -17,7 +19,14 @@ import torch
 from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, type_name
-from autograd_notes.labels import Names, no_graph_text, visible
+from autograd_notes.labels import (
+    Names,
+    dtype,
+    no_graph_text,
+    shape,
+    short_leaf,
+    visible,
+)
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.view import (
     build_view,
@@ -27,7 +36,7 @@ from autograd_notes.view import (
     saved_lines,
     shows_only_kind,
 )
-from autograd_notes.walk import LEAF, runs_no_user_code
+from autograd_notes.walk import LEAF, leaf_of, runs_no_user_code
 
 __all__ = ["render_dot", "to_dot"]
 
@@ -35,6 +44,11 @@ __all__ = ["render_dot", "to_dot"]
 # time grows faster than linearly (a 200,000-leaf graph ran for minutes).
 _MAX_RENDER_NODES = 2_000
 _DOT_HINT = "pip install graphviz"
+_NO_DOT = (
+    "render_dot() needs Graphviz's 'dot' program on PATH, which was not "
+    "found: install Graphviz (https://graphviz.org/download/, e.g. "
+    "'apt install graphviz'), or use to_dot() for the DOT text alone"
+)
 _FORMATS = frozenset(
     ("bmp", "canon", "cmap", "cmapx", "dot", "dot_json", "eps", "fig", "gif",
      "gv", "imap", "ismap", "jpe", "jpeg", "jpg", "json", "json0", "pdf", "pic",
@@ -61,6 +75,28 @@ def _dot_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
+def _leaf_label(
+    fn: Node, names: Names, tails: dict[tuple[torch.Size, torch.dtype], str]
+) -> str:
+    """The label of a lone leaf, as :func:`.label_lines` makes it, escaped.
+
+    ``tails`` keeps the ``: (2,) float32`` part of each shape and dtype.
+    """
+    leaf = leaf_of(fn)
+    if leaf is None:
+        return LEAF
+    if leaf.is_nested:  # no single shape
+        return f"{LEAF}\\n{_dot_escape(short_leaf(leaf, names, ': '))}"
+    key = (leaf.shape, leaf.dtype)
+    tail = tails.get(key)
+    if tail is None:
+        tail = tails[key] = _dot_escape(f": {shape(leaf)} {dtype(leaf)}")
+    name = names.leaves.get(id(leaf), "leaf")
+    if not name.isprintable() or '"' in name or "\\" in name:
+        name = _dot_escape(name)
+    return f"{LEAF}\\n{name}{tail}"
+
+
 def _dot_lines(
     root: object,
     node: Node | None,
@@ -74,32 +110,37 @@ def _dot_lines(
     emit = lines.append
     if node is None:
         assert isinstance(root, torch.Tensor)
-        label = _dot_escape(no_graph_text(root, index))
-        emit(f'  n0 [label="{label}", {_DOT_LEAF}];')
+        emit(f'  n0 [label="{_dot_escape(no_graph_text(root, index))}", {_DOT_LEAF}];')
         emit("}")
         return lines
 
     view = build_view(node, index, collapse, modules, depth)
-    nodes = view.graph.nodes
+    nodes, kinds, sizes = view.graph.nodes, view.kinds, view.sizes
     outputs = index.outputs
     simple = not view.members and modules is None
-    escaped: dict[str, str] = {}
-    for e in range(len(view.first)):
-        i = view.first[e]
+    quick: dict[str, str] = {}  # kind -> label, for kinds that show only that
+    tails: dict[tuple[torch.Size, torch.dtype], str] = {}
+    for e, i in enumerate(view.first):
         fn = nodes[i]
-        kind = view.kinds[i]
-        style = _DOT_GROUP if view.group[e] is not None else ""
-        alone = simple and view.sizes[e] == 1 and not (outputs and fn in outputs)
-        if alone and shows_only_kind(kind):  # the common case, kept quick
-            label = escaped.get(kind) or escaped.setdefault(kind, _dot_escape(kind))
-        else:
+        kind = kinds[i]
+        # The common entries, kept quick: a lone node that has no name.
+        lone = simple and sizes[e] == 1 and not (outputs and fn in outputs)
+        label = quick.get(kind) if lone else None
+        style = ""
+        if label is None and lone and kind == LEAF:
+            label, style = _leaf_label(fn, index, tails), _DOT_LEAF
+        elif label is None and lone and shows_only_kind(kind):
+            label = quick[kind] = _dot_escape(kind)
+        elif label is None:
             parts = entry_parts(view, e, index, False)
-            lines_ = label_lines(parts, index)
-            label = "\\n".join(_dot_escape(line) for line in lines_)
-            if kind == LEAF and not style:
+            label = "\\n".join(_dot_escape(line) for line in label_lines(parts, index))
+            if view.group[e] is not None:
+                style = _DOT_GROUP
+            elif kind == LEAF:
                 style = _DOT_LEAF
-        for line in saved_lines(view, e, show_saved):
-            label += "\\n" + _dot_escape(line)
+        if show_saved:
+            for line in saved_lines(view, e, show_saved):
+                label += "\\n" + _dot_escape(line)
         if e == 0:
             style = _DOT_ROOT
         if style:
@@ -196,7 +237,8 @@ def render_dot(
     root : torch.Tensor or torch.autograd.graph.Node
         What to draw, as for :func:`.to_dot`.
     filename : str or os.PathLike
-        The file to write, exactly as given: no suffix is added or checked.
+        The file to write, in a folder that exists, exactly as given: no
+        suffix is added or checked.
     format : str, default "svg"
         A Graphviz output format, lower case, such as ``"svg"``, ``"png"``
         or ``"pdf"``.
@@ -217,8 +259,9 @@ def render_dot(
     TypeError
         For a bad argument.
     ValueError
-        For an unknown ``format``, a ``max_nodes`` below 1, or a graph larger
-        than ``max_nodes``.
+        Before any rendering: for a ``filename`` that is empty, a folder or in
+        no folder; a ``format`` unknown or one the installed ``dot`` cannot
+        write; a ``max_nodes`` below 1, or a graph larger than ``max_nodes``.
     ImportError
         If the ``graphviz`` package is missing.
     RuntimeError
@@ -242,17 +285,16 @@ def render_dot(
     """
     func = "render_dot"
     node, index = check_args(func, root, names, show_saved, collapse, modules, depth)
-    if not isinstance(filename, str | os.PathLike):
-        expected = "a str or os.PathLike"
-        raise TypeError(arg_error(func, "filename", expected, type_name(filename)))
+    path = _check_filename(filename, func)
     if not isinstance(format, str):
         raise TypeError(arg_error(func, "format", "a str", type_name(format)))
     if format not in _FORMATS:
-        hint = f" (formats are lower case: {format.lower()!r})"
         expected = "a Graphviz output format such as 'svg', 'png' or 'pdf'"
+        bare = format.removeprefix(".").lower()  # ".SVG": a suffix, not a format
+        hint = f" (formats are lower case, without a dot: {bare!r})"
         raise ValueError(
             arg_error(func, "format", expected, repr(format))
-            + (hint if format.lower() in _FORMATS else "")
+            + (hint if bare in _FORMATS else "")
         )
     if not isinstance(max_nodes, int) or isinstance(max_nodes, bool):
         raise TypeError(arg_error(func, "max_nodes", "an int", type_name(max_nodes)))
@@ -265,6 +307,10 @@ def render_dot(
             "render_dot() needs the graphviz Python package: "
             f"{_DOT_HINT} (or use to_dot() for the DOT text alone)"
         ) from exc
+    writable = writable_formats()
+    if writable and format not in writable:
+        expected = f"a format this Graphviz writes ({', '.join(sorted(writable))})"
+        raise ValueError(arg_error(func, "format", expected, repr(format)))
     lines = _dot_lines(root, node, index, show_saved, collapse, modules, depth)
     entries = sum(1 for line in lines if " [label=" in line)
     if entries > max_nodes:
@@ -282,11 +328,69 @@ def render_dot(
     try:
         data = graphviz.Source("\n".join(lines)).pipe(format=format)
     except graphviz.ExecutableNotFound as exc:
-        raise RuntimeError(
-            "render_dot() needs Graphviz's 'dot' program on PATH, which was not "
-            "found: install Graphviz (https://graphviz.org/download/, e.g. "
-            "'apt install graphviz'), or use to_dot() for the DOT text alone"
-        ) from exc
-    path = Path(filename)
+        raise RuntimeError(_NO_DOT) from exc
     path.write_bytes(data)
     return path
+
+
+def _check_filename(filename: object, func: str) -> Path:
+    """``filename`` as a path a file can be written to, else raise."""
+    if not isinstance(filename, str | os.PathLike):
+        expected = "a str or os.PathLike"
+        raise TypeError(arg_error(func, "filename", expected, type_name(filename)))
+    text = os.fspath(filename)
+    if not isinstance(text, str):
+        raise TypeError(arg_error(func, "filename", "a str path", repr(text)))
+    expected = "the path of a file to write"
+    if not text:
+        raise ValueError(arg_error(func, "filename", expected, "''"))
+    path = Path(text)
+    if path.is_dir():
+        raise ValueError(arg_error(func, "filename", expected, f"{text!r}, a folder"))
+    folder = path.parent
+    if not folder.is_dir():
+        what = "a file" if folder.exists() else "missing"
+        actual = f"{text!r}, whose folder {str(folder)!r} is {what}"
+        raise ValueError(arg_error(func, "filename", f"{expected} in a folder", actual))
+    return path
+
+
+_ASKED: dict[str, frozenset[str]] = {}  # dot program -> the formats it writes
+
+
+def writable_formats() -> frozenset[str]:
+    """The formats the ``dot`` program on ``PATH`` writes, asked once (``dot -T?``).
+
+    Empty if unknown: no ``dot`` (rendering then raises the install hint) or
+    no list in its answer.
+    """
+    program = shutil.which("dot")
+    if program is None:
+        return frozenset()
+    found = _ASKED.get(program)
+    if found is None:
+        try:
+            done = subprocess.run(
+                [program, "-T?"],
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=60,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return frozenset()
+        found = _ASKED[program] = parse_formats(done.stderr + done.stdout)
+    return found
+
+
+def parse_formats(message: str) -> frozenset[str]:
+    """The formats in ``dot -T?``'s answer, ``... Use one of: bmp canon ...``.
+
+    >>> sorted(parse_formats('Format: "?" not recognized. Use one of: png svg:cairo'))
+    ['png', 'svg']
+    """
+    _, marker, listed = message.partition("Use one of:")
+    if not marker:
+        return frozenset()
+    return frozenset(name.split(":")[0] for name in listed.split())

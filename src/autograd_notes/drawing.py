@@ -174,16 +174,18 @@ def draw_graph(
         As for :func:`autograd_notes.format_graph`: a collapsed run is one
         box ``MulBackward0 ×1,000``, a module group one purple box.
     ax : matplotlib.axes.Axes, optional
-        Axes to draw into. By default a new figure is made with ``pyplot``,
-        sized to the graph, on a white background. The legend sits just
-        above the axes: in a figure of your own, leave room for it
-        (``layout="constrained"`` does). Boxes keep their size in points, so
-        axes too small for the graph make them overlap.
+        Axes to draw into: 2-D, with linear scales and a nonzero size. By
+        default a new figure is made with ``pyplot``, sized to the graph, on
+        a white background. The legend sits just above the axes: in a figure
+        of your own, leave room for it (``layout="constrained"`` does). Boxes
+        keep their size in points, so axes too small for the graph make them
+        overlap.
 
     Returns
     -------
     matplotlib.figure.Figure
-        The figure drawn on; ``plt.show`` is not called. Arrows point the way
+        The figure drawn on; ``plt.show`` is not called. All text is literal
+        (a ``$`` in a name is no math, and TeX is never used). Arrows point the way
         gradients flow, from the root (top, amber) through backward nodes
         (blue boxes) to the leaves (bottom, green pills). Two edges between
         the same pair of entries are drawn as one arrow. An arrow never
@@ -194,10 +196,12 @@ def draw_graph(
     Raises
     ------
     TypeError
-        For a bad ``root``, ``names``, ``ax``, ``modules``, ``depth`` or flag.
+        For a bad ``root``, ``names``, ``ax`` (3-D, polar), ``modules``,
+        ``depth`` or flag.
     ValueError
-        For more than 200 entries (after collapsing and grouping): use
-        :func:`autograd_notes.format_graph` or :func:`autograd_notes.to_dot`.
+        For ``ax`` with a log scale or no size, or for more than 200 entries
+        (after collapsing and grouping): use :func:`autograd_notes.format_graph`
+        or :func:`autograd_notes.to_dot`.
     ImportError
         If matplotlib or networkx is missing.
 
@@ -226,9 +230,8 @@ def draw_graph(
         raise ImportError(
             f"draw_graph() needs matplotlib and networkx: {_PLOT_HINT}"
         ) from exc
-    if ax is not None and not isinstance(ax, Axes):
-        expected = "a matplotlib Axes or None"
-        raise TypeError(arg_error("draw_graph", "ax", expected, type_name(ax)))
+    if ax is not None:
+        _check_ax(ax, Axes)
     labels, styles, children = _draw_items(
         root, node, names_index, show_saved, collapse, modules, depth
     )
@@ -261,6 +264,8 @@ def draw_graph(
                 color=_INK,
                 zorder=3,
                 bbox={**style, "linewidth": width},
+                parse_math=False,  # a name's "$" is a dollar sign, not math
+                usetex=False,
             )
         )
     # Box sizes in inches, then a font small enough for the widest row.
@@ -299,6 +304,8 @@ def draw_graph(
         title_fontsize=8,
     )
     legend.get_title().set_color(_INK)
+    for text in [*legend.get_texts(), legend.get_title()]:
+        text.set_usetex(False)  # literal, like the boxes, whatever the rcParams
 
     # Edges are routed around the boxes as drawn, in data coordinates.
     figure.draw_without_rendering()
@@ -328,6 +335,25 @@ def draw_graph(
         )
     ax.set_label(_describe(labels, styles, edges))
     return figure
+
+
+def _check_ax(ax: object, axes_type: type[Axes]) -> None:
+    """Refuse axes ``draw_graph`` cannot draw on: 3-D, polar, log-scaled, no size."""
+    func = "draw_graph"
+    if not isinstance(ax, axes_type):
+        expected = "a matplotlib Axes or None"
+        raise TypeError(arg_error(func, "ax", expected, type_name(ax)))
+    if ax.name != "rectilinear":
+        expected = "a 2-D matplotlib Axes (projection 'rectilinear') or None"
+        actual = f"{type_name(ax)} (projection {ax.name!r})"
+        raise TypeError(arg_error(func, "ax", expected, actual))
+    if not ax.transData.is_affine:
+        actual = f"x scale {ax.get_xscale()!r} and y scale {ax.get_yscale()!r}"
+        raise ValueError(arg_error(func, "ax", "Axes with linear scales", actual))
+    box = ax.get_window_extent()
+    if not (box.width > 0 and box.height > 0):
+        actual = f"{box.width:g} x {box.height:g} pixels"
+        raise ValueError(arg_error(func, "ax", "Axes of nonzero size", actual))
 
 
 class _Box(NamedTuple):

@@ -68,9 +68,9 @@ def format_graph(
     show_retained : bool, default False
         Mark named non-leaf tensors that called ``retain_grad()``.
     collapse : bool, default True
-        Print a run of three or more nodes of one kind, each the only input of
-        the one before and reached from nowhere else, as one entry
-        ``[a-b] Kind ×count``. ``False`` prints every node.
+        Print a run of three or more nodes of one kind (and one module, with
+        ``modules``), each the only input of the one before and reached from
+        nowhere else, as one entry ``[a-b] Kind ×count``; ``False``: every node.
     modules : ModuleTrace, optional
         From :func:`.track_modules`: mark each node ``[in block.0.mlp]``, the
         module whose forward made it.

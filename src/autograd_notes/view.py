@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from operator import sub
 from typing import NamedTuple
 
 import torch
@@ -26,8 +27,8 @@ from autograd_notes.walk import LEAF, Graph, as_node, leaf_of, walk
 
 _COMPILED = "CompiledFunctionBackward"
 _COMPILED_NOTE = "torch.compile region: internals hidden"
-# A run of this many same-kind nodes, each the only input of the one before,
-# collapses into one entry.
+# A run of this many same-kind nodes, each the only input of the one before
+# (and, with a module trace, all made by one module), collapses into one entry.
 _MIN_RUN = 3
 
 
@@ -103,11 +104,9 @@ def build_view(
 ) -> View:
     """Walk the graph behind ``root`` and make the view the arguments ask for."""
     graph = walk(root)
-    cache: dict[type, str] = {}
-    kinds = [
-        cache.get(type(fn)) or cache.setdefault(type(fn), visible(type(fn).__name__))
-        for fn in graph.nodes
-    ]
+    types = list(map(type, graph.nodes))
+    names_of = {kind: visible(kind.__name__) for kind in set(types)}
+    kinds = list(map(names_of.__getitem__, types))  # one str object per kind
     module_of = None if modules is None else [modules.path_of(fn) for fn in graph.nodes]
     keys = None
     if module_of is not None and depth is not None:  # the module at that depth
@@ -116,7 +115,8 @@ def build_view(
             for path in module_of
         ]
     n = len(graph.nodes)
-    heads = run_heads(graph, kinds, names, keys) if collapse else range(n)
+    # A run never crosses modules: with a trace, its nodes share one path.
+    heads = run_heads(graph, kinds, names, module_of) if collapse else range(n)
     if keys is not None:
         return group_by_module(graph, kinds, heads, keys, module_of)
     if len(heads) == n:
@@ -134,32 +134,34 @@ def plain_view(
 
 
 def run_heads(
-    graph: Graph, kinds: list[str], names: Names, keys: list[str | None] | None
+    graph: Graph, kinds: list[str], names: Names, paths: list[str | None] | None
 ) -> list[int]:
     """The first node of each run of ``_MIN_RUN`` or more, and every other node.
 
     Node ``i`` continues the run of ``i - 1`` when it is ``i - 1``'s only
-    input, nothing else points to it, it has the same kind (and module key),
-    and no name of its own.
+    input, nothing else points to it, it has the same kind (and module path,
+    where ``paths`` gives them), and no name of its own.
     """
     nodes, starts, inputs = graph
     n = len(nodes)
-    indegree = [0] * n
-    for k in inputs:
-        indegree[k] += 1
+    if 1 not in map(sub, starts[1:], starts):  # no node has one input: no run
+        return list(range(n))
+    indegree: list[int] = []  # counted once a node may continue a run
     outputs = names.outputs
     heads = [0]
     for i in range(1, n):
         s = starts[i - 1]
-        if (
-            starts[i] - s == 1
-            and inputs[s] == i
-            and indegree[i] == 1
-            and kinds[i] is kinds[i - 1]
-            and (keys is None or keys[i] == keys[i - 1])
-            and not (outputs and nodes[i] in outputs)
-        ):
-            continue
+        if starts[i] - s == 1 and inputs[s] == i and kinds[i] is kinds[i - 1]:
+            if not indegree:
+                indegree = [0] * n
+                for k in inputs:
+                    indegree[k] += 1
+            if (
+                indegree[i] == 1
+                and (paths is None or paths[i] == paths[i - 1])
+                and not (outputs and nodes[i] in outputs)
+            ):
+                continue
         heads.append(i)
     # A run shorter than _MIN_RUN stays as separate nodes.
     short: list[int] = []

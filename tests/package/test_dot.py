@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import torch
 
 import autograd_notes
 from autograd_notes import render_dot, to_dot
+from autograd_notes.dot import parse_formats, writable_formats
 
 from .helpers import CHAIN, FakeGraphviz, chain, dot_structure
 
@@ -127,7 +129,7 @@ def test_render_dot_refuses_a_max_nodes_below_one(
     assert not (tmp_path / "g.svg").exists()
 
 
-@pytest.mark.parametrize("fmt", ["SVG", "Png"])
+@pytest.mark.parametrize("fmt", ["SVG", "Png", ".svg", ".PDF"])
 def test_render_dot_says_formats_are_lower_case(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
 ) -> None:
@@ -135,8 +137,8 @@ def test_render_dot_says_formats_are_lower_case(
     x = torch.ones(2, requires_grad=True)
     with pytest.raises(
         ValueError,
-        match=rf"must be a Graphviz output format .* not '{fmt}' "
-        rf"\(formats are lower case: '{fmt.lower()}'\)",
+        match=rf"must be a Graphviz output format .* not '{fmt}' \(formats are "
+        rf"lower case, without a dot: '{fmt.lower().removeprefix('.')}'\)$",
     ):
         render_dot(x * 2, tmp_path / "g.svg", format=fmt)
     with pytest.raises(ValueError, match=r"not 'jpeg2000'$"):
@@ -160,3 +162,133 @@ def test_render_dot_collapses_a_huge_chain_and_refuses_a_huge_tree(
     assert not (tmp_path / "tree.svg").exists()
     assert len(fake.calls) == 1  # Graphviz was never asked
     autograd_notes.free_graph(y)
+
+
+# What Graphviz's `dot -T?` says (on stderr), here without bmp and tif.
+DOT_ANSWER = (
+    "Warning: Could not load a plugin - ignored\n"
+    'Format: "?" not recognized. Use one of: canon cmap dot dot_json gv jpeg\n'
+    "jpg json pdf plain plain-ext png ps svg svgz xdot xdot1.4 xdot_json\n"
+)
+
+
+def fake_dot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str) -> None:
+    """Put a `dot` program on PATH that answers `dot -T?` with ``answer``."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    program = folder / "dot"
+    program.write_text(f"#!/bin/sh\nprintf '%s' '{answer}' >&2\nexit 1\n")
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", str(folder))
+
+
+def never_walked(*args: object) -> None:
+    raise AssertionError("the graph was walked before the arguments were checked")
+
+
+def test_parse_formats_reads_what_dot_lists() -> None:
+    found = parse_formats(DOT_ANSWER)
+    assert {"svg", "png", "pdf", "xdot1.4", "plain-ext"} <= found
+    assert not {"bmp", "tif", "Use", "one", "of:"} & found
+    assert parse_formats("Use one of: png:cairo png:gd svg:core") == {"png", "svg"}
+    assert parse_formats("dot: command failed") == frozenset()
+
+
+def test_writable_formats_asks_the_dot_program_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The real `dot`, where installed, writes svg; without it nothing is known.
+    assert ("svg" in writable_formats()) == (shutil.which("dot") is not None)
+    fake_dot(tmp_path, monkeypatch, DOT_ANSWER)
+    assert writable_formats() == parse_formats(DOT_ANSWER)
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    assert writable_formats() == frozenset()  # render_dot then says what to install
+
+
+@pytest.mark.parametrize("fmt", ["bmp", "tif"])
+def test_render_dot_refuses_a_format_the_installed_graphviz_cannot_write(
+    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeGraphviz(has_dot=True)
+    monkeypatch.setitem(sys.modules, "graphviz", fake)
+    fake_dot(tmp_path, monkeypatch, DOT_ANSWER)
+    y = (torch.ones(2, requires_grad=True) * 2).sum()
+    with monkeypatch.context() as patched:
+        patched.setattr(autograd_notes.dot, "build_view", never_walked)
+        with pytest.raises(
+            ValueError,
+            match=rf"^render_dot\(\) argument 'format' must be a format this "
+            rf"Graphviz writes \(canon, cmap, .*, xdot_json\), not '{fmt}'$",
+        ):
+            render_dot(y, tmp_path / f"g.{fmt}", format=fmt)
+    assert fake.calls == []
+    assert not (tmp_path / f"g.{fmt}").exists()
+    render_dot(y, tmp_path / "g.png", format="png")  # one it writes
+    assert fake.calls[0][1] == "png"
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("", r"must be the path of a file to write, not ''"),
+        (".", r"must be the path of a file to write, not '\.', a folder"),
+        ("{tmp}", r"must be the path of a file to write, not '.+', a folder"),
+        (
+            "{tmp}/missing/g.svg",
+            r"must be the path of a file to write in a folder, not '.+/missing/g\.svg',"
+            r" whose folder '.+/missing' is missing",
+        ),
+        (
+            "{tmp}/file.txt/g.svg",
+            r"must be the path of a file to write in a folder, not "
+            r"'.+/file\.txt/g\.svg', whose folder '.+/file\.txt' is a file",
+        ),
+    ],
+    ids=["empty", "dot", "folder", "missing-folder", "under-a-file"],
+)
+def test_render_dot_checks_the_filename_before_anything_else(
+    where: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "file.txt").write_text("a file")
+    monkeypatch.setitem(sys.modules, "graphviz", None)  # not even imported
+    monkeypatch.setattr(autograd_notes.dot, "build_view", never_walked)
+    y = (torch.ones(2, requires_grad=True) * 2).sum()
+    filename = where.format(tmp=tmp_path)
+    with pytest.raises(
+        ValueError, match=r"^render_dot\(\) argument 'filename' " + message
+    ):
+        render_dot(y, filename)
+    with pytest.raises(ValueError, match="argument 'filename'"):
+        render_dot(y, Path(filename))  # a PathLike, the same
+    assert (tmp_path / "file.txt").read_text() == "a file"
+
+
+def test_quick_labels_match_the_entry_parts() -> None:
+    """The quick paths for lone nodes and leaves give the general labels."""
+    from autograd_notes.dot import _dot_escape
+    from autograd_notes.labels import index_names
+    from autograd_notes.view import build_view, entry_parts, label_lines
+
+    a = torch.ones(2, requires_grad=True)
+    p = torch.nn.Parameter(torch.ones(2, 3, dtype=torch.float64))
+    h = torch.ones(3, dtype=torch.float16, requires_grad=True)
+    u = torch.ones(2, requires_grad=True)  # no name
+    y = (a * 2).sum() + p.sum() + h.double().sum() + (u * a).sum() + p.mean()
+    names = {'q"uote\\back\nnew $x$ \x00': a, "p": p, "é h": h}
+    index = index_names(names, "to_dot")
+    assert y.grad_fn is not None
+    view = build_view(y.grad_fn, index, True, None, None)
+    expected = [
+        "\\n".join(
+            _dot_escape(line)
+            for line in label_lines(entry_parts(view, e, index, False), index)
+        )
+        for e in range(len(view.first))
+    ]
+    nodes, _ = dot_structure(to_dot(y, names=names))
+    assert [label for label, _ in nodes.values()] == expected
+    assert "AccumulateGrad\\nleaf: (2,) float32" in expected
+    assert (
+        'AccumulateGrad\\nq\\"uote\\\\back\\\\nnew $x$ \\\\x00: (2,) float32'
+        in expected
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import pairwise
 
 import matplotlib
@@ -19,6 +19,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.path import Path
 
@@ -279,3 +280,68 @@ def test_draw_graph_without_networkx_says_what_to_install(
     monkeypatch.setitem(sys.modules, "networkx", None)
     with pytest.raises(ImportError, match=r"pip install matplotlib networkx"):
         draw_graph(abab["y"])
+
+
+@pytest.mark.parametrize("name", ["price $5 and $6", "$$", r"$\alpha$"])
+def test_draw_graph_draws_dollar_signs_literally(name: str) -> None:
+    w = torch.ones(2, requires_grad=True)
+    fig = draw_graph((w * w).sum(), names={name: w})  # "$$" raised ParseException
+    texts = [t for t in fig.axes[0].texts if t.get_text()]
+    assert texts[-1].get_text() == f"{name}\n(2,) float32"
+    assert [t.get_parse_math() for t in texts] == [False] * 3  # no mathtext
+    fig.savefig(io.BytesIO(), format="png")
+
+
+def test_draw_graph_uses_no_tex_even_when_rcparams_ask(
+    abab: dict[str, torch.Tensor],
+) -> None:
+    with plt.rc_context({"text.usetex": True}):
+        fig = draw_graph(abab["y"], names={"a_b & 50%": abab["a"]})
+        legend = fig.axes[0].get_legend()
+        texts = [*fig.axes[0].texts, *legend.get_texts(), legend.get_title()]
+        assert [t.get_usetex() for t in texts] == [False] * len(texts)
+        fig.savefig(io.BytesIO(), format="png")
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (
+            lambda fig: fig.add_subplot(projection="3d"),
+            TypeError,
+            r"must be a 2-D matplotlib Axes \(projection 'rectilinear'\) or None, "
+            r"not Axes3D \(projection '3d'\)",
+        ),
+        (
+            lambda fig: fig.add_subplot(projection="polar"),
+            TypeError,
+            r"must be a 2-D .* not PolarAxes \(projection 'polar'\)",
+        ),
+        (
+            lambda fig: fig.add_axes((0.0, 0.0, 0.0, 0.0)),
+            ValueError,
+            r"must be Axes of nonzero size, not 0 x 0 pixels",
+        ),
+        (
+            lambda fig: fig.add_axes((0.1, 0.1, 0.5, 0.0)),
+            ValueError,
+            r"must be Axes of nonzero size, not \d+ x 0 pixels",
+        ),
+        (
+            lambda fig: fig.add_subplot(yscale="log"),
+            ValueError,
+            r"must be Axes with linear scales, not x scale 'linear' and y scale 'log'",
+        ),
+    ],
+    ids=["3d", "polar", "zero-size", "zero-height", "log-scale"],
+)
+def test_draw_graph_refuses_axes_it_cannot_draw_on(
+    abab: dict[str, torch.Tensor],
+    make: Callable[[Figure], Axes],
+    error: type[Exception],
+    message: str,
+) -> None:
+    ax = make(plt.figure())
+    with pytest.raises(error, match=r"^draw_graph\(\) argument 'ax' " + message):
+        draw_graph(abab["y"], ax=ax)
+    assert len(ax.texts) == 0  # refused before drawing anything
