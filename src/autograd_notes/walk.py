@@ -159,48 +159,64 @@ if hasattr(os, "register_at_fork"):
 def walk(root: Node) -> Graph:
     """Depth-first preorder, each node once (by identity: one object per live node).
 
-    Ctrl-C is held back until the graph is walked and held (``_release``),
-    then re-raised: a graph half held could not be freed safely.
+    The first ``_HOLD_MIN`` nodes are walked as they are; a graph with more
+    is walked with ``gc`` paused and Ctrl-C held back until it is held
+    (``_release``), then re-raised: a deep graph half held is not safe to free.
     """
+    walking = _Walking(root)
+    walking.visit(_HOLD_MIN)
+    if not walking.stack and len(walking.nodes) < _HOLD_MIN:
+        return walking.graph()
     with _release.holding_back() as caught:
         _walks.enter()
         try:
-            graph = _walk(root)
-            if len(graph.nodes) >= _HOLD_MIN:
-                caught += _release.hold(*graph)
+            walking.visit(None)
+            graph = walking.graph()
+            caught += _release.hold(*graph)
         finally:
             _walks.leave()
     _release.deliver(caught)
     return graph
 
 
-def _walk(root: Node) -> Graph:
-    nodes: list[Node] = []
-    starts: list[int] = []
-    found: list[Node] = []  # inputs, flat, as objects; made indices at the end
-    index: dict[Node, int] = {}
-    stack: list[Node] = [root]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node = pop()
-        if node in index:
-            continue
-        index[node] = len(nodes)
-        nodes.append(node)
-        starts.append(len(found))
-        edges = node.next_functions
-        if len(edges) == 1:  # the common case, kept quick
-            fn = edges[0][0]
-            if fn is not None:
-                found.append(fn)
-                push(fn)
-            continue
-        inputs = [fn for fn, _ in edges if fn is not None]
-        found.extend(inputs)
-        inputs.reverse()  # pushed last-first, so popped in order
-        stack.extend(inputs)
-    starts.append(len(found))
-    return Graph(nodes, starts, [index[fn] for fn in found])
+class _Walking:
+    """A walk under way: what it has found, and what is left (``stack``)."""
+
+    def __init__(self, root: Node) -> None:
+        self.nodes: list[Node] = []
+        self.starts: list[int] = []
+        self.found: list[Node] = []  # inputs, flat, as objects (indices later)
+        self.index: dict[Node, int] = {}
+        self.stack: list[Node] = [root]
+
+    def visit(self, limit: int | None) -> None:
+        """Go on until all is visited, or ``limit`` nodes are."""
+        nodes, starts, found = self.nodes, self.starts, self.found
+        index, stack = self.index, self.stack
+        pop, push = stack.pop, stack.append
+        while stack and (limit is None or len(nodes) < limit):
+            node = pop()
+            if node in index:
+                continue
+            index[node] = len(nodes)
+            nodes.append(node)
+            starts.append(len(found))
+            edges = node.next_functions
+            if len(edges) == 1:  # the common case, kept quick
+                fn = edges[0][0]
+                if fn is not None:
+                    found.append(fn)
+                    push(fn)
+                continue
+            inputs = [fn for fn, _ in edges if fn is not None]
+            found.extend(inputs)
+            inputs.reverse()  # pushed last-first, so popped in order
+            stack.extend(inputs)
+
+    def graph(self) -> Graph:
+        index = self.index
+        starts = [*self.starts, len(self.found)]
+        return Graph(self.nodes, starts, [index[fn] for fn in self.found])
 
 
 @runs_no_user_code
