@@ -206,10 +206,11 @@ def freeing(steps: int = 1_000_000, small: int = 2_000, repeats: int = 3) -> Non
         f"{t['del, never walked']:.2f} s (torch's own cost)   ratio "
         f"{t['del, walked'] / t['del, never walked']:.2f}x"
     )
+    first = t["first walk (marks)"] / t["second walk"]
     print(
         f"  walk_graph: first (marks) {t['first walk (marks)']:.2f} s, second "
-        f"{t['second walk']:.2f} s   ratio "
-        f"{t['first walk (marks)'] / t['second walk']:.2f}x"
+        f"{t['second walk']:.2f} s   ratio {first:.2f}x   target <= 2x   "
+        f"{verdict(first <= 2)}"
     )
     free_graph(probe.pop())
 

@@ -6,33 +6,41 @@ theirs, and so on, one nest of C frames per node; dropping a walked graph
 tens of thousands of nodes deep crashes the interpreter (torch 2.13.0 and
 2.15.0 alike, :func:`holding_needed`).
 
-The cure, with no thread and no reference counting: :func:`hold` gives each
+The cure, with no thread and no reference counting: :func:`hold` gives a
 walked node a marker in its ``metadata`` dict, which the node owns and frees
 when it dies, and this module holds the node's inputs for as long as it
-lives. So a node's death cannot free its inputs. It only records itself (a
-weak-reference callback in C, so a fork cannot split it) and then, from the
-marker, runs a drain: a loop that drops the held inputs of each recorded
-node, one reference per step. An input that dies records itself, and the
-loop that is already running frees its inputs in turn. Everything is freed
-inside the user's ``del``, on the thread that made it, at most two frees
-deep.
+lives. So a marked node's death cannot free its inputs. It only records
+itself (a weak-reference callback in C, so a fork cannot split it) and then,
+from the marker, runs a drain: a loop that drops the held inputs of each
+recorded node, one reference per step. An input that dies records itself,
+and the loop that is already running frees its inputs in turn. Not every
+node needs a marker: every node with several inputs and the walk's root get
+one, and no path holds more than ``RUN`` unmarked nodes in a row, which free
+each other recursively, a few KiB of stack. Everything is freed inside the
+user's ``del``, on the thread that made it.
 
 Threads: the drain takes a lock without waiting; a thread that cannot get it
 leaves its record to the drain that holds it, which looks again after
 letting go. Nothing blocks, and no record is left behind.
 Fork: every step leaves the records and the held inputs consistent, so a
 forked child, which gets a new lock, drains what its parent left half done.
+Ctrl-C: :func:`holding_back` keeps SIGINT from raising while the package's
+state is half done; it is re-raised once the drain is over, and one caught
+inside ``del`` reaches the caller at its next bytecode (:class:`_Trigger`).
 Exit: what live tensors still own is kept, not freed, through interpreter
 teardown, which would otherwise free it recursively.
 """
 
 from __future__ import annotations
 
+import _thread
 import atexit
 import os
+import signal
 import threading
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import ClassVar, cast
 
 import torch
@@ -43,6 +51,9 @@ _KEY = "autograd_notes"
 # The first torch release whose seen nodes free their inputs recursively (no
 # release fixes it yet: 2.15.0 crashes too). Before it, nothing is held.
 HOLDING_NEEDED_FROM = "2.13"
+# At most this many unmarked nodes in a row on any path (about 7 KiB of stack
+# to free them recursively; a marker on every node made a first walk 3x slower).
+RUN = 32
 
 
 def holding_needed(version: str = torch.__version__) -> bool:
@@ -52,6 +63,46 @@ def holding_needed(version: str = torch.__version__) -> bool:
     (False, True)
     """
     return torch.torch_version.TorchVersion(version) >= HOLDING_NEEDED_FROM
+
+
+_caught: list[int] = []  # SIGINTs held back
+_replaced: list[object] = []  # the SIGINT handler replaced, while held back
+
+
+def _catch(signum: int, frame: object) -> None:
+    _caught.append(signum)
+
+
+@contextmanager
+def holding_back() -> Iterator[list[int]]:
+    """Hold back SIGINT (Ctrl-C) in the main thread; the list gets what came.
+
+    Only where a Python handler takes SIGINT, and once when nested (the
+    outer one gets it). The caller re-raises it with :func:`deliver`.
+    """
+    caught: list[int] = []
+    handler = None
+    if threading.current_thread() is threading.main_thread():
+        handler = signal.getsignal(signal.SIGINT)
+    if not callable(handler) or handler is _catch:
+        yield caught
+        return
+    try:
+        _replaced.append(handler)
+        signal.signal(signal.SIGINT, _catch)
+        yield caught
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        _replaced.clear()
+        caught += _caught
+        _caught.clear()
+
+
+def deliver(caught: list[int]) -> None:
+    """Re-raise a held-back SIGINT, here and now (not inside ``__del__``)."""
+    if caught:
+        caught.clear()
+        _thread.interrupt_main()
 
 
 class _Drain:
@@ -65,40 +116,64 @@ class _Drain:
         self.many: dict[weakref.ref[_Marker], list[Node]] = {}  # or inputs
         self.stopped = False
 
-    def __call__(self) -> None:
-        """Drop the inputs of every dead node, one reference per step.
+    def __call__(self) -> list[int]:
+        """Drop the inputs of every dead node; return the SIGINTs held back.
 
         Each step is one statement that leaves ``dead`` and the held inputs
         consistent, so a fork between any two of them loses nothing. A
         record stays in ``dead`` until its node's inputs are all dropped.
         """
-        dead, one, many = self.dead, self.one, self.many
-        while dead and not self.stopped and self.lock.acquire(blocking=False):
-            try:
-                while dead and not self.stopped:
-                    last = len(dead) - 1
-                    ref = dead[last]
-                    if ref in one:
-                        del one[ref]  # may free the input: it records itself
-                    elif many.get(ref):
-                        del many[ref][-1]
-                    else:
-                        many.pop(ref, None)
-                        del dead[last]
-            finally:
-                self.lock.release()
+        if not self.dead or self.stopped or self.lock.locked():
+            return []
+        with holding_back() as caught:
+            dead, one, many = self.dead, self.one, self.many
+            while dead and not self.stopped and self.lock.acquire(blocking=False):
+                try:
+                    while dead and not self.stopped:
+                        last = len(dead) - 1
+                        ref = dead[last]
+                        if ref in one:
+                            del one[ref]  # may free the input: it records itself
+                        elif many.get(ref):
+                            del many[ref][-1]
+                        else:
+                            many.pop(ref, None)
+                            del dead[last]
+                finally:
+                    self.lock.release()
+        return caught
+
+
+class _Interrupt(weakref.ref):  # type: ignore[type-arg]
+    """A weak reference that reads as SIGINT, for :func:`_thread.interrupt_main`."""
+
+    __slots__ = ()
+
+    def __index__(self) -> int:
+        return int(signal.SIGINT)
+
+
+_interrupts: list[_Interrupt] = []
 
 
 class _Trigger:
-    """Dies right after its marker is recorded; runs the drain."""
+    """Dies right after its marker is recorded; runs the drain.
 
-    __slots__ = ()
+    Nothing raised in ``__del__`` reaches the caller, so a Ctrl-C held back
+    there is re-raised by this object's own death, from C, once ``__del__``
+    has returned: the caller gets it at its next bytecode.
+    """
+
+    __slots__ = ("__weakref__",)
     drain: ClassVar[_Drain]  # a class attribute outlives the module's globals
 
     def __del__(self) -> None:
         drain = type(self).drain
-        if not drain.lock.locked():  # else its holder will see the record
-            drain()
+        if not drain.lock.locked() and drain():  # else its holder sees the record
+            _interrupts.clear()
+            # A C callback taking the reference as its signal number.
+            callback = cast("Callable[[_Interrupt], object]", _thread.interrupt_main)
+            _interrupts.append(_Interrupt(self, callback))
 
 
 class _Marker:
@@ -118,18 +193,23 @@ def _metadata(node: Node) -> dict[str, object]:
 
 
 def held_count() -> int:
-    """How many walked nodes still have their inputs held (0 once all died)."""
+    """How many marked nodes still have their inputs held (0 once all died)."""
     return len(_drain.one) + len(_drain.many)
 
 
-def _mark(nodes: Mapping[Node, object] | list[Node]) -> None:
-    """Give each unmarked node a marker, holding its inputs first."""
+def mark(nodes: Sequence[Node]) -> None:
+    """Give each unmarked node of ``nodes`` a marker, holding its inputs first.
+
+    ``nodes`` come last-first: a walk's root, marked last, is marked only once
+    everything below it is held.
+    """
     if not _hooks:
         _hooks.append(True)
         atexit.register(_at_exit)
-        os.register_at_fork(after_in_child=_after_fork)
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=_after_fork)
     record, one, many = _drain.record, _drain.one, _drain.many
-    for node in reversed(list(nodes)):  # the first node (a root) last
+    for node in nodes:
         metadata = _metadata(node)
         if _KEY in metadata:
             continue
@@ -144,15 +224,34 @@ def _mark(nodes: Mapping[Node, object] | list[Node]) -> None:
         metadata[_KEY] = marker
 
 
-def hold(nodes: Mapping[Node, object] | list[Node], root: Node) -> None:
-    """Hold the inputs of every node in ``nodes`` for as long as it lives.
+def chosen(starts: list[int], inputs: list[int]) -> Iterator[int]:
+    """The walk indices to mark, last-first, so no path has ``RUN`` unmarked
+    nodes in a row: every node with several inputs, every node whose input
+    was reached before it, every ``RUN``-th of the rest, and the root."""
+    run = [0] * (len(starts) - 1)  # unmarked nodes in a row, from each down
+    for i in range(len(run) - 1, 0, -1):
+        start = starts[i]
+        if starts[i + 1] - start == 1:
+            below = inputs[start]
+            if below > i and run[below] + 1 < RUN:
+                run[i] = run[below] + 1
+                continue
+        elif starts[i + 1] == start:
+            continue  # no inputs: frees nothing
+        yield i
+    yield 0
 
-    ``nodes`` is everything reachable from ``root``. A marked root means the
-    whole graph was marked before, so nothing is left to do.
+
+def hold(nodes: list[Node], starts: list[int], inputs: list[int]) -> list[int]:
+    """Hold what keeps the walked graph (``walk.Graph``) safe to free.
+
+    A marked root means the graph was held before. Returns the SIGINTs held
+    back by the drain run first, for the caller to re-raise.
     """
-    _drain()  # whatever a fork or an exception left behind
-    if holding_needed() and _KEY not in _metadata(root):
-        _mark(nodes)
+    caught = _drain()  # whatever a fork or an exception left behind
+    if holding_needed() and _KEY not in _metadata(nodes[0]):
+        mark([nodes[i] for i in chosen(starts, inputs)])
+    return caught
 
 
 def free_now(detach: Callable[[], object], nodes: list[Node]) -> int:
@@ -161,19 +260,25 @@ def free_now(detach: Callable[[], object], nodes: list[Node]) -> int:
     Returns how many of ``nodes`` died during the call: all that nothing
     else owns, unless another thread's drain is still freeing them.
     """
-    _drain()
-    _mark(nodes)
+    caught = _drain()
+    mark(nodes[::-1])
     markers = [weakref.ref(_metadata(node)[_KEY]) for node in nodes]
     nodes.clear()
     detach()
-    _drain()
+    caught += _drain()
+    deliver(caught)
     return sum(marker() is None for marker in markers)
 
 
 def _after_fork() -> None:
-    """In a forked child: a new lock, then finish what the parent left."""
+    """In a forked child: SIGINT's handler back if another thread held it
+    back, a new lock, then finish what the parent left."""
+    if _replaced and signal.getsignal(signal.SIGINT) is _catch:
+        signal.signal(
+            signal.SIGINT, cast("Callable[[int, object], object]", _replaced.pop())
+        )
     _drain.lock = threading.Lock()
-    _drain()
+    deliver(_drain())
 
 
 def _at_exit() -> None:
