@@ -16,7 +16,8 @@ prints a table with PASS/MISS beside each target and asserts nothing:
    2,000-step chain in the second after that ``del`` against the same on an
    idle package (target: at most 2x, so nothing stalls it); the ``del`` against
    dropping a chain no one walked (torch's own cost, printed, no target);
-   and the first walk, which marks every node, against a second one.
+   and the first walk, which marks nodes for safe freeing, against a second
+   one (target: at most 2x).
 5. A measured fact, not a target: ``torchviz.make_dot`` recurses once per
    node, so a 1,000-step chain already raises ``RecursionError``.
 
