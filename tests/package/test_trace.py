@@ -293,9 +293,11 @@ class _NoHooks(torch.nn.Identity):
 
 
 def _jit(kind: str) -> torch.nn.Module:
-    """A Linear scripted or traced by torch.jit (deprecated: it warns)."""
+    """A Linear scripted or traced by torch.jit (deprecated: it warns, with a
+    DeprecationWarning on 2.13 and a FutureWarning on 2.15)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", FutureWarning)
         if kind == "script":
             return torch.jit.script(torch.nn.Linear(2, 2))
         return torch.jit.trace(torch.nn.Linear(2, 2), torch.ones(1, 2))
