@@ -13,8 +13,8 @@ The PDFs are printed from the built HTML, so they are written after this
 build, and only by a build that is told it will print them: ``-D
 site_pdf=1`` (``nox -s pdf`` and ``nox -s browser`` pass it, and so do the
 hosting configurations). Without it, ``nox -s docs`` links no PDF (the
-theme's button prints the page, and the role's text is plain), so the site
-it builds has no dead link.
+theme's print-this-page entry goes too, and the role's text is plain), so
+the site it builds has no dead link.
 """
 
 from __future__ import annotations
@@ -41,11 +41,15 @@ def pdf_path(edition: str) -> str:
 def whole_site_button(
     app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
-    """Replace the theme's print-this-page entry with the edition's PDF."""
-    if not app.config.site_pdf:
-        return
+    """Replace the theme's print-this-page entry with the edition's PDF, or
+    drop it in a build that prints no PDF."""
     for group in context.get("header_buttons", []):
-        for index, button in enumerate(group.get("buttons", [])):
+        buttons = group.get("buttons", [])
+        if not app.config.site_pdf:
+            kept = [b for b in buttons if b.get("label") != "download-pdf-button"]
+            buttons[:] = kept
+            continue
+        for index, button in enumerate(buttons):
             if button.get("label") == "download-pdf-button":
                 group["buttons"][index] = {
                     "type": "link",

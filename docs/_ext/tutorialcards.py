@@ -9,7 +9,9 @@ thumbnail, a title, a tooltip), written as raw HTML. Jobs:
 * :func:`write_cards` (``builder-inited``, after sphinx-gallery has made its
   thumbnails) draws a thumbnail of its own for each tutorial without a
   figure: a card with its number and its question (:func:`draw_card`), in
-  the edition's language (deterministic: same text, same PNG);
+  the edition's language (deterministic: same text, same PNG); a Chinese
+  card needs a CJK font (Debian's fonts-noto-cjk), and its absence is a
+  warning that names the package;
 * :class:`NumberedCards` (a transform, after the titles are translated)
   shows those cards, and puts each tutorial's number before its title.
 
@@ -115,7 +117,7 @@ def draw_card(number: str, question: str, language: str) -> bytes:
         fontsize=14,
         va="center",
         color="#1b1f24",
-        family=["DejaVu Sans", "Noto Sans CJK SC", "Noto Sans CJK JP"],
+        family=["DejaVu Sans", *CJK_FAMILIES],
         linespacing=1.3,
     )
     out = io.BytesIO()
@@ -136,11 +138,35 @@ def _cjk_wrap(text: str, width: int) -> list[str]:
     return [*lines, line] if line else lines
 
 
+# The fonts a Chinese card is drawn with (Debian's fonts-noto-cjk).
+CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans CJK JP")
+
+
+def cjk_font_known() -> bool:
+    """Whether matplotlib can draw Chinese, with the system's CJK fonts added
+    when its font cache predates their install (the cache never notices)."""
+    from matplotlib import font_manager
+
+    def known() -> bool:
+        return any(f.name in CJK_FAMILIES for f in font_manager.fontManager.ttflist)
+
+    if not known():
+        for path in font_manager.findSystemFonts():
+            if "CJK" in Path(path).name:
+                font_manager.fontManager.addfont(path)
+    return known()
+
+
 def write_cards(app: Sphinx) -> None:
     """A card for each tutorial without a figure of its own (after the gallery)."""
     if app.builder.name == "gettext":
         return
     language = app.config.language if app.config.language in EDITIONS else "en"
+    if language != "en" and not cjk_font_known():
+        logger.warning(
+            "the %s tutorial cards need a CJK font: apt-get install fonts-noto-cjk",
+            language,
+        )
     images = Path(app.srcdir, "tutorials", "images")
     (images / "thumb").mkdir(parents=True, exist_ok=True)
     (gallery,) = app.config.sphinx_gallery_conf["examples_dirs"]

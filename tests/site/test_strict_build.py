@@ -210,7 +210,9 @@ def test_only_a_build_whose_pdfs_are_printed_links_them(site: Path) -> None:
     result = build(site)
     assert result.returncode == 0, result.stdout + result.stderr
     for html in (site / "docs/_build/html").rglob("*.html"):
-        assert "_static/pdf/" not in html.read_text(), html.name
+        text = html.read_text()
+        assert "_static/pdf/" not in text, html.name
+        assert "download-pdf-button" not in text, html.name  # nor a print entry
     # `nox -s pdf` and `nox -s browser` build with -D site_pdf=1, then print.
     result = build(site, "en", "-E", "-D", "site_pdf=1")
     assert result.returncode == 0, result.stdout + result.stderr
