@@ -94,5 +94,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # After sphinx-book-theme builds its header buttons (priority 501).
     app.connect("html-page-context", whole_site_button, priority=502)
     app.add_role("sitepdf", sitepdf_role)
-    app.add_config_value("site_pdf", False, "html", types=[bool])
+    # "env": the role reads it while parsing, so a change re-reads every page.
+    app.add_config_value("site_pdf", False, "env", types=[bool])
     return {"parallel_read_safe": True, "parallel_write_safe": True}
