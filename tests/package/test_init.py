@@ -145,6 +145,8 @@ def _valid_calls() -> dict[str, tuple[Callable[..., object], dict[str, object]]]
     lin = torch.nn.Linear(4, 3)
     opt = torch.optim.SGD(lin.parameters(), lr=0.1)
     trace = an.ModuleTrace()
+    graph = {"root": root, "names": {"w": w}, "show_saved": False}
+    graph |= {"collapse": True, "modules": None, "depth": None}
     return {
         "FrozenReport": (an.FrozenReport, {}),
         "MaskedLinear": (
@@ -155,28 +157,13 @@ def _valid_calls() -> dict[str, tuple[Callable[..., object], dict[str, object]]]
         "check_mask": (an.check_mask, {"mask": mask, "weight": w, "name": "mask"}),
         "draw_graph": (
             an.draw_graph,
-            {
-                "root": root,
-                "names": {"w": w},
-                "show_saved": False,
-                "collapse": True,
-                "modules": None,
-                "depth": None,
-            },
+            {**graph},
         ),
         "expect_error": (an.expect_error, {"category": ValueError, "match": "x"}),
         "expect_warning": (an.expect_warning, {"category": UserWarning, "match": "x"}),
         "format_graph": (
             an.format_graph,
-            {
-                "root": root,
-                "names": {"w": w},
-                "show_saved": False,
-                "show_retained": False,
-                "collapse": True,
-                "modules": None,
-                "depth": None,
-            },
+            {**graph, "show_retained": False},
         ),
         "free_graph": (an.free_graph, {"tensor": root}),
         "frozen_report": (
@@ -218,28 +205,11 @@ def _valid_calls() -> dict[str, tuple[Callable[..., object], dict[str, object]]]
         "register_grad_mask": (an.register_grad_mask, {"param": w, "mask": mask}),
         "render_dot": (
             an.render_dot,
-            {
-                "root": root,
-                "filename": "graph",
-                "format": "svg",
-                "names": {"w": w},
-                "show_saved": False,
-                "collapse": True,
-                "modules": None,
-                "depth": None,
-                "max_nodes": 10,
-            },
+            {**graph, "filename": "graph", "format": "svg", "max_nodes": 10},
         ),
         "to_dot": (
             an.to_dot,
-            {
-                "root": root,
-                "names": {"w": w},
-                "show_saved": False,
-                "collapse": True,
-                "modules": None,
-                "depth": None,
-            },
+            {**graph},
         ),
         "track_modules": (an.track_modules, {"model": lin}),
         "walk_graph": (an.walk_graph, {"root": root}),
