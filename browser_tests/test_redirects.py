@@ -1,5 +1,6 @@
 """Old tutorial addresses (before the tutorials were renumbered) still work:
-each leads the browser to the renumbered page, in the same edition."""
+each leads the browser to the renumbered page, in the same edition, at the same
+section (the #fragment is kept)."""
 
 from __future__ import annotations
 
@@ -38,11 +39,14 @@ def test_every_old_address_leads_to_its_new_page(
     page = context.new_page()
     for name in OLD:
         new = f"tutorials/{int(name[:2]) + 1:02d}{name[2:]}.html"
-        response = page.goto(edition_url + f"tutorials/{name}.html")
+        # A section of the new page: a link into it must arrive there.
+        html = (edition_site / new).read_text(encoding="utf-8")
+        anchor = re.findall(r'<section id="([^"]+)"', html)[-1]
+        response = page.goto(edition_url + f"tutorials/{name}.html#{anchor}")
         assert response is not None
         assert response.ok
-        page.wait_for_url(re.compile(re.escape(edition_url + new) + "$"))
+        page.wait_for_url(re.compile(re.escape(f"{edition_url}{new}#{anchor}") + "$"))
         # It arrives at the real tutorial, in the same edition.
         assert page.locator(".sphx-glr-example-title").count() == 1
-        assert (edition_site / new).is_file()
-    print(f"{len(OLD)} old addresses each lead to their renumbered page")
+        assert page.locator(f"section[id='{anchor}']").count() == 1
+    print(f"{len(OLD)} old addresses each lead to their renumbered page and section")

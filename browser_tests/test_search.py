@@ -129,10 +129,10 @@ def _squeeze(text: str) -> str:
 
 def quotable_text(markup: str) -> str:
     """The article's text as a search result may quote it (no ¶ links, code
-    copy buttons, scripts or styles), without white space."""
+    copy buttons, launch bar, scripts or styles), without white space."""
     article = BeautifulSoup(markup, "html.parser").select_one("article.bd-article")
     assert article is not None
-    for element in article.select(".headerlink, .copybtn, script, style"):
+    for element in article.select(".headerlink, .copybtn, .launch-bar, script, style"):
         element.decompose()
     return _squeeze(article.get_text())
 
@@ -168,3 +168,38 @@ def test_search_finds_torch_names_and_quotes_the_page(
         quoted = _squeeze(snippet).strip(".")
         assert quoted, f"searching {name!r}: {path} is listed without a quote"
         assert quoted in article, f"{path} is quoted as {snippet[:200]!r}"
+
+
+# Terms in the title of executed pages, whose launch bar sits under the title: a
+# quote from the start of such a page would run through the bar.
+BAR_TERMS = [
+    pytest.param("en", "leaf", id="en"),
+    pytest.param("zh_CN", "叶子", id="zh"),
+]
+
+
+@pytest.mark.parametrize(("edition", "term"), BAR_TERMS)
+def test_snippets_do_not_quote_the_launch_bar(
+    context: BrowserContext, edition_url: str, edition_site: Path, term: str
+):
+    page, visit = webcheck.open_page(context, edition_url + "search.html?q=" + term)
+    page.wait_for_function(
+        "() => { const s = document.querySelector('#search-results .search-summary');"
+        " return s !== null && s.textContent.trim() !== ''; }",
+        timeout=20_000,
+    )
+    items: list[tuple[str, str, bool]] = page.evaluate(SNIPPETS_JS)
+    page.close()
+    assert visit.problems() == []
+    with_bar = 0
+    for href, snippet, _ in items:
+        path = href.removeprefix(edition_url).split("#")[0] or "index.html"
+        markup = (edition_site / path).read_text(encoding="utf-8")
+        bar = BeautifulSoup(markup, "html.parser").select_one(".launch-bar")
+        if bar is None or not snippet.strip():
+            continue
+        with_bar += 1
+        labels = [_squeeze(span.get_text()) for span in bar.select("span")]
+        quoted = [label for label in labels if label and label in _squeeze(snippet)]
+        assert quoted == [], f"{path} is quoted with its launch bar: {snippet[:200]!r}"
+    assert with_bar >= 2, "no quoted result has a launch bar: the check is empty"

@@ -115,7 +115,7 @@ def discover_pages(site: Path) -> list[str]:
     return sorted(pages)
 
 
-# docs/_ext/redirects.py puts this in every page it writes at an old address.
+# docs/_templates/redirect.html (rediraffe) puts this in every page at an old address.
 REDIRECT_MARKER = '<meta name="autograd-notes-redirect" content="1">'
 
 

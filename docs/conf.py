@@ -1,14 +1,11 @@
-"""Sphinx configuration for autograd-notes.
-
-The build is strict on purpose: every example and page is executed, any
-error or Sphinx warning fails the build (``-W --keep-going`` in the nox
-session), and unexpected Python warnings in examples are errors.
-"""
+"""Sphinx configuration: strict (every page executed; any error or warning fails)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import tomllib
 from sphinx.application import Sphinx
@@ -24,13 +21,9 @@ _project = _pyproject["project"]
 # The versions `nox -s compat` verifies.
 _verified = _pyproject["tool"]["autograd-notes"]["verified-torch"]
 
-# The one place the repository is named: pyproject.toml's [project.urls].
-REPOSITORY = _project["urls"]["Repository"]
-# The address the site is served from (override: -D html_baseurl=...).
-# Notebooks link their cross-references there, and the downloads install the
-# package from there (docs/_ext/sitewheel.py), so it must be the address of
-# this very build, version segment included (on Read the Docs sitewheel.py
-# reads it from the environment).
+REPOSITORY = _project["urls"]["Repository"]  # named once, in pyproject.toml
+# Where this very build is served (-D html_baseurl=...): notebooks link there and
+# the downloads install the package's wheel from there (sitewheel.py).
 html_baseurl = _project["urls"]["Documentation"].rstrip("/") + "/"
 
 project = "autograd-notes"
@@ -51,10 +44,11 @@ extensions = [
     "sphinx_copybutton",
     "sphinx_design",
     "sphinx-mathjax-offline",  # MathJax served from _static: no CDN request
+    "sphinxext.rediraffe",  # old addresses lead to the new pages, #fragment kept
+    "notfound.extension",  # a 404 page per edition, its links absolute
     "freshness",
     "sitecheck",
     "exercises",  # collapse tutorial solutions into <details>
-    "editlinks",  # "Edit" on a tutorial page opens its gallery/ script
     "editions",  # each page links to itself in the other edition
     "englishdocstrings",  # the API reference stays English: not in the catalogs
     "translationchecks",  # zh_CN: no message untranslated, fuzzy or unrendered
@@ -63,14 +57,12 @@ extensions = [
     "zhsearch",  # zh_CN: search splits Chinese words and runs
     "codecomments",  # comments in code: in the catalogs, translated on zh pages
     "parallelread",  # -j: every core executes its share of the pages
-    "redirects",  # old tutorial URLs lead to the renumbered pages
     "tutorialcards",  # gallery cards: translated, numbered, drawn when no figure
     "figures",  # 2x figures, graph alt text and legends in the page's language
     "notebooks",  # a notebook for every executed page; no Sphinx markup in any
     "launchbar",  # Colab, notebook, script and source links atop executed pages
     "sitepdf",  # links the whole-site PDFs that docs/pdf.py prints
     "torchlinks",  # PyTorch names link to PyTorch's docs, in code and prose
-    "searchsnippets",  # search results quote the article, not the theme
     "sitewheel",  # the package's wheel, published with the site
     "standalone",  # downloads install that wheel: they run outside the repo
 ]
@@ -88,12 +80,8 @@ exclude_patterns = [
 ]
 suppress_warnings: list[str] = []
 
-# -- Two editions: English, and Simplified Chinese from gettext catalogs --------
-# `nox -s docs` builds English into _build/html, then the same sources again
-# with `-D language=zh_CN` into _build/html/zh_CN. The second build reuses the
-# first one's executed outputs (sphinx-gallery's generated pages and myst-nb's
-# cache under _build/), so nothing runs twice. docs/_ext/translationchecks.py
-# fails the zh build on any message without a current translation.
+# -- Two editions: English, and zh_CN (-D language=zh_CN) from the catalogs -----
+# docs/build.py builds both; the second reuses the first's executed outputs.
 BUILD = DOCS / "_build"
 language = "en"
 locale_dirs = ["locale/"]
@@ -101,11 +89,8 @@ gettext_compact = False  # one catalog per page: docs/locale/zh_CN/LC_MESSAGES/
 gettext_uuid = False
 gettext_location = True
 
-# A reference that does not resolve is an error: to our own API, and to
-# PyTorch's, whose names link to PyTorch's documentation of the torch that
-# builds the site. Its inventory is in the repository (docs/inventories/,
-# derived from PyTorch's documentation sources by make_torch_inventory.py),
-# so intersphinx reads a local file and the build stays offline.
+# A reference that does not resolve is an error. PyTorch's names link to the docs of
+# the torch that builds the site, from an inventory in docs/inventories/ (offline).
 import torch  # noqa: E402
 
 TORCH_SERIES = ".".join(torch.__version__.split("+")[0].split(".")[:2])
@@ -144,11 +129,8 @@ myst_enable_extensions = [
     "attrs_inline",
     "substitution",
 ]
+# Builds matplotlib's font cache now, not in a page, where its message would fail it.
 import matplotlib.font_manager  # noqa: E402, F401
-
-# Importing font_manager builds matplotlib's font cache on a fresh machine
-# now, in the Sphinx process, instead of inside the first executed page where
-# its one-time message on stderr would fail the build.
 
 myst_substitutions = {
     "torch_version": torch.__version__,
@@ -165,14 +147,11 @@ nb_execution_cache_path = str(BUILD / ".jupyter_cache")
 nb_execution_raise_on_error = True
 nb_execution_timeout = 180
 nb_execution_show_tb = True
-# A warning printed by a cell goes to stderr: fail the build instead of
-# publishing it. Pages that expect a warning catch it and print it.
+# A cell's warning (stderr) fails the build; pages that expect one print it.
 nb_output_stderr = "error"
 nb_merge_streams = True
-# myst-nb merges a cell's stream chunks by stripping each one's end, so a
-# line break that starts a chunk turns into a blank line: what a page shows
-# would depend on when the kernel flushed. The kernel flushes a cell's output
-# once, when the cell ends or displays something (see the kernel spec below).
+# myst-nb strips each stream chunk's end when it merges them, so output would depend
+# on when the kernel flushed: the kernel flushes once per cell (kernel spec below).
 STREAMS_AT_CELL_END = (
     "--IPKernelApp.exec_lines="
     "import sys; sys.stdout.flush_interval = sys.stderr.flush_interval = 1e9"
@@ -183,32 +162,22 @@ STREAMS_AT_CELL_END = (
 def _quiet_build() -> None:
     """No configuration dumps, no kernel notices (tests/site/test_quiet_build.py).
 
-    * myst-parser and myst-nb log their whole configuration (``MdParserConfig(
-      ...)``, ``NbParserConfig(...)``) and the cache's path at info level when
-      the builder starts. Those two setup loggers now pass warnings and errors
-      only.
-    * Each kernel that executes a page logs a warning as it starts: it talks
-      to the build over local TCP without encryption, and myst-nb offers no
-      way to ask for IPC or encryption. The kernels start from a kernel spec
-      the build writes, found first on ``JUPYTER_PATH``: ipykernel's own, for
-      this Python, whose application logs errors only. What a cell writes to
-      stderr still fails the build (``nb_output_stderr``); a kernel that
-      cannot start still fails it too.
-    * The same kernel spec makes each cell's output one stream chunk
-      (``STREAMS_AT_CELL_END``), so two builds print identical pages.
+    myst-parser's and myst-nb's setup loggers pass warnings only (they dump their
+    configuration at info level). The kernels start from a kernel spec written here,
+    first on ``JUPYTER_PATH``: ipykernel's, logging errors only (each kernel warns
+    that it talks over unencrypted local TCP, which myst-nb cannot change), one
+    stream chunk per cell, figures from ``figures.KERNEL_ARGS``.
     """
     import json
     import logging
-    import os
 
     from ipykernel.kernelspec import get_kernel_dict
 
     for name in ("myst_parser.sphinx_ext.main", "myst_nb.sphinx_ext"):
         logging.getLogger(f"sphinx.{name}").setLevel(logging.WARNING)
     kernels = BUILD / "jupyter"
-    # "python3": the kernel the pages' front matter names.
     spec = kernels / "kernels" / "python3" / "kernel.json"
-    from figures import KERNEL_ARGS  # 2x figures, described graph drawings
+    from figures import KERNEL_ARGS
 
     argv = ["--IPKernelApp.log_level=ERROR", STREAMS_AT_CELL_END, *KERNEL_ARGS]
     text = json.dumps(get_kernel_dict(argv), indent=1)
@@ -222,30 +191,18 @@ def _quiet_build() -> None:
 
 _quiet_build()
 
-# -- Redirects: the tutorials' addresses before "01_one_training_step" --------
-# Tutorial NN became NN+1 when the first tutorial was added; links from
-# outside still reach them (docs/_ext/redirects.py writes a page at each old
-# address of both editions).
-redirects = {
-    f"tutorials/{old}": f"tutorials/{int(old[:2]) + 1:02d}{old[2:]}"
-    for old in (
-        "01_leaf_tensors",
-        "02_grad_fn_and_the_graph",
-        "03_detach_and_stopping_gradients",
-        "04_in_place_and_views",
-        "05_backward_of_non_scalars",
-        "06_several_losses",
-        "07_training_part_of_a_weight",
-        "08_writing_a_custom_function",
-        "09_testing_a_custom_function",
-        "10_hooks",
-        "11_non_differentiable_points",
-        "12_higher_order_gradients",
-        "13_forward_mode_and_torch_func",
-        "14_memory_and_checkpointing",
-        "15_torch_compile_and_autograd",
-    )
+# -- Redirects: tutorial NN became NN+1 when the first tutorial came ----------
+# tests/site/test_redirects.py fails on a page renamed or deleted without one.
+RENUMBERED = """leaf_tensors grad_fn_and_the_graph detach_and_stopping_gradients
+in_place_and_views backward_of_non_scalars several_losses training_part_of_a_weight
+writing_a_custom_function testing_a_custom_function hooks non_differentiable_points
+higher_order_gradients forward_mode_and_torch_func memory_and_checkpointing
+torch_compile_and_autograd""".split()  # noqa: SIM905
+rediraffe_redirects = {
+    f"tutorials/{n:02d}_{name}": f"tutorials/{n + 1:02d}_{name}"
+    for n, name in enumerate(RENUMBERED, start=1)
 }
+rediraffe_template = "_templates/redirect.html"
 
 # -- sphinx-gallery: the tutorials ---------------------------------------------
 sphinx_gallery_conf = {
@@ -254,46 +211,32 @@ sphinx_gallery_conf = {
     "filename_pattern": r"/\d\d_",  # execute every numbered script
     "ignore_pattern": r"(__init__|conftest)\.py",
     "within_subsection_order": "FileNameSortKey",
-    "abort_on_example_error": False,  # run them all, then fail listing each error
-    "only_warn_on_example_error": False,
     "reset_modules": ("matplotlib", "sitecheck.strict_warnings"),
     "reset_modules_order": "both",
     "doc_module": ("autograd_notes",),
     "backreferences_dir": "reference/generated/backreferences",
-    "download_all_examples": True,
     "remove_config_comments": True,
-    "show_memory": False,
-    "capture_repr": ("_repr_html_", "__repr__"),
     "image_srcset": ["2x"],
-    # Graph drawings: alt text that says what they show (docs/_ext/figures.py).
+    # Graph drawings: alt text that says what they show (figures.py).
     "image_scrapers": ("figures.graph_scraper",),
-    "thumbnail_size": (400, 280),
-    "first_notebook_cell": None,
     "show_signature": False,
-    # The timings page loads jQuery and DataTables from CDNs: not offline-safe.
-    "write_computation_times": False,
-    # No "Total running time" footer: pages show nothing machine-dependent.
-    "min_reported_time": float("inf"),
-    # Run the scripts on as many cores as Sphinx reads pages with (``-j``).
-    "parallel": True,
+    "write_computation_times": False,  # its page loads scripts from CDNs
+    "min_reported_time": float("inf"),  # no machine-dependent "running time"
+    "parallel": True,  # on as many cores as Sphinx reads with (-j)
 }
 
 # -- autodoc --------------------------------------------------------------------
 autodoc_typehints = "description"
-autodoc_inherit_docstrings = (
-    False  # torch.autograd.Function docstrings carry torch-internal refs
-)
+autodoc_inherit_docstrings = False  # torch's docstrings carry torch-internal refs
 autodoc_member_order = "bysource"
 autodoc_default_options = {"members": True, "show-inheritance": True}
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False
 
-# -- copybutton: copy code, never prompts or outputs -------------------------------
+# -- copybutton: code, never prompts or outputs; prompts stay visible to it ------
 copybutton_prompt_text = r">>> |\.\.\. |\$ |In \[\d*\]: | {2,5}\.\.\.: "
 copybutton_prompt_is_regexp = True
 copybutton_only_copy_prompt_lines = True
-# Prompts must stay visible to copybutton so that "only prompt lines" drops
-# outputs and tracebacks of >>> examples.
 copybutton_exclude = ".linenos"
 
 # -- HTML -------------------------------------------------------------------------
@@ -330,20 +273,63 @@ FOOTERS = {
 }
 html_theme_options["extra_footer"] = FOOTERS["en"]
 SEARCH_BAR = {"en": "Search...", "zh_CN": "搜索……"}
-html_context = {"default_mode": "auto"}
+# "Suggest edit" (the theme renders this): a tutorial's script in gallery/; on a
+# zh page, its catalog. The theme wants "file_name" in the template.
+EDIT = f"{REPOSITORY}/edit/main/"
+EDIT_PAGE = {
+    "en": EDIT + "{% if pagename == 'tutorials/index' %}gallery/GALLERY_HEADER.rst"
+    "{% elif pagename.startswith('tutorials/') %}gallery/{{ pagename[10:] }}.py"
+    "{% else %}docs/{{ file_name }}{% endif %}",
+    "zh_CN": EDIT + "docs/locale/zh_CN/LC_MESSAGES/{{ pagename }}.po{# file_name #}",
+}
+html_context = {"default_mode": "auto", "edit_page_url_template": EDIT_PAGE["en"]}
+# The 404 page: raw HTML, so one per edition; its links are absolute (the
+# hosting layout: the path of html_baseurl, then the edition's folder).
+NOT_FOUND = {
+    "en": (
+        "Page not found",
+        "This page does not exist (any more). Start from the "
+        '<a href="{0}">home page</a> or <a href="{0}search.html">search</a>.',
+    ),
+    "zh_CN": (
+        "页面不存在",
+        '此页面不存在（或已移走）。请从<a href="{0}">首页</a>开始，'
+        '或<a href="{0}search.html">搜索</a>。',
+    ),
+}
 
 
 def per_edition(app: Sphinx, config: Config) -> None:
     """Settings that depend on the edition (``-D language=...``)."""
-    config.html_theme_options["extra_footer"] = FOOTERS[config.language]
+    lang = config.language
+    config.html_theme_options["extra_footer"] = FOOTERS[lang]
     # sphinx-book-theme's own catalog has no Chinese for its search box.
-    config.html_theme_options["search_bar_text"] = SEARCH_BAR[config.language]
-    if config.language == "zh_CN":
+    config.html_theme_options["search_bar_text"] = SEARCH_BAR[lang]
+    config.html_context["edit_page_url_template"] = EDIT_PAGE[lang]
+    if not os.environ.get("READTHEDOCS"):  # there, the library reads the address
+        from editions import EDITIONS
+
+        path = urlsplit(config.html_baseurl).path.rstrip("/") + "/"
+        config.notfound_urls_prefix = path + EDITIONS[lang][1]
+    title, body = NOT_FOUND[lang]
+    body = body.format(config.notfound_urls_prefix)
+    config.notfound_context = {
+        "title": title,
+        "body": f"<h1>{title}</h1>\n<p>{body}</p>",
+    }
+    if lang == "zh_CN":
         config.myst_substitutions["torch_verified"] = " 和 ".join(_verified)
+
+
+def quote_the_article(app: Sphinx, pagename: str, *args: object) -> None:
+    """Search results quote the article (Sphinx quotes the theme around it too)."""
+    if pagename == "search":
+        app.add_js_file("search-snippets.js")
 
 
 def setup(app: Sphinx) -> None:
     app.connect("config-inited", per_edition)
+    app.connect("html-page-context", quote_the_article)
     # sphinx-mathjax-offline only copies MathJax into _static, but does not say
     # it is safe for parallel reading; say it, so `-j auto` reads in parallel.
     app.extensions["sphinx-mathjax-offline"].parallel_read_safe = True

@@ -1,52 +1,67 @@
-"""Two editions, English and zh_CN: each page knows its address in both.
+"""Two editions, English and zh_CN: each page knows its address in both, and its source.
 
-``nox -s docs`` builds the site twice from one source tree: English, then
-``-D language=zh_CN`` into the ``zh_CN/`` folder (:data:`EDITIONS`). Jobs
-(``html-page-context`` handlers):
-
-* :func:`edition_links` gives every page ``other_editions``, the link to the
-  same page in the other edition (``_templates/edition-switcher.html`` shows
-  it), and a ``<link rel="alternate" hreflang=...>`` for each, on Read the
-  Docs where each edition is a project of its own too;
-* :func:`canonical_in_edition` makes a Chinese page's canonical address its
-  own, under ``zh_CN/``.
+Not a library: Read the Docs' flyout switches languages there only, not on GitHub
+Pages or locally. ``nox -s docs`` builds English, then ``-D language=zh_CN`` into
+``zh_CN/`` (:data:`EDITIONS`). :func:`page_links` (``html-page-context``) gives every
+page ``other_editions`` (``edition-switcher.html`` shows it) and a ``<link
+rel="alternate" hreflang>`` for each, absolute on the 404 page (sphinx-notfound-page
+makes only the theme's links absolute), and a zh page its canonical address under
+``zh_CN/``; :func:`issue_body` (``html-page-context``) names the page in the issue
+button's body.
+:func:`source_in_repository`: a tutorial page's file (launchbar's *View source*).
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
+import re
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
-from docutils import nodes
 from sphinx.application import Sphinx
 
 EDITIONS = {"en": ("English", ""), "zh_CN": ("中文", "zh_CN/")}
 """Language code -> (name of the edition in its own language, folder in the site)."""
+GALLERY = Path(__file__).resolve().parents[2] / "gallery"
+ISSUE_BODY = {
+    "en": "Page: {}\n\nWhat is wrong or unclear:\n",
+    "zh_CN": "页面：{}\n\n问题：\n",
+}
 
 
-def edition_links(
-    app: Sphinx,
-    pagename: str,
-    templatename: str,
-    context: dict[str, Any],
-    doctree: nodes.document | None,
+def source_in_repository(pagename: str) -> str | None:
+    """The repository path a generated tutorial page comes from, if any."""
+    name = pagename.removeprefix("tutorials/")
+    if name == pagename:
+        return None
+    if name == "index":
+        return "gallery/GALLERY_HEADER.rst"
+    return f"gallery/{name}.py" if (GALLERY / f"{name}.py").is_file() else None
+
+
+def page_links(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
-    """``other_editions``: (name, lang, url) of this page in the other editions."""
     here = app.config.language
     to_root = "../" * pagename.count("/")  # from this page to its edition's root
-    if os.environ.get("READTHEDOCS"):
-        # Read the Docs serves each edition as its own project:
-        # /<lang>/<version>/<page>.html.
+    if os.environ.get("READTHEDOCS"):  # each edition a project: /<lang>/<version>/
         version = os.environ.get("READTHEDOCS_VERSION", "latest")
-        up = f"{to_root}../../"
         target = {
-            lang: f"{up}{lang.lower().replace('_', '-')}/{version}/"
+            lang: f"{to_root}../../{lang.lower().replace('_', '-')}/{version}/"
             for lang in EDITIONS
         }
     else:
         site_root = to_root + "../" * EDITIONS[here][1].count("/")
         target = {lang: site_root + folder for lang, (_, folder) in EDITIONS.items()}
     suffix = app.builder.get_target_uri(pagename)
+    if pagename == app.config.notfound_pagename:  # served at any depth
+        prefix = app.config.notfound_urls_prefix
+        target = {
+            k: posixpath.normpath(prefix + v).rstrip("/") + "/"
+            for k, v in target.items()
+        }
     context["other_editions"] = [
         (name, lang.replace("_", "-"), target[lang] + suffix)
         for lang, (name, _) in EDITIONS.items()
@@ -56,22 +71,26 @@ def edition_links(
         f'\n<link rel="alternate" hreflang="{lang}" href="{url}" />'
         for _, lang, url in context["other_editions"]
     )
+    if here == "zh_CN" and context.get("pageurl"):  # html_baseurl is shared
+        context["pageurl"] = f"{app.config.html_baseurl}zh_CN/{suffix}"
 
 
-def canonical_in_edition(
-    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object
+def issue_body(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
-    """A Chinese page's canonical address is its own, under ``zh_CN/``.
-
-    Sphinx derives it from ``html_baseurl``, which both editions share (the
-    downloads install the one wheel from there).
-    """
-    if app.config.language == "zh_CN" and context.get("pageurl"):
-        page = app.builder.get_target_uri(pagename)
-        context["pageurl"] = f"{app.config.html_baseurl}zh_CN/{page}"
+    title = re.sub(r"<[^>]+>", "", context.get("title") or "")
+    body = quote(
+        ISSUE_BODY.get(app.config.language, ISSUE_BODY["en"]).format(
+            f"{title} ({context.get('pageurl') or pagename})"
+        )
+    )
+    for button in context.get("header_buttons", []):
+        for item in [button, *button.get("buttons", [])]:
+            if item.get("label") == "source-issues-button":
+                item["url"] = re.sub(r"body=[^&]*", f"body={body}", item["url"])
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.connect("html-page-context", edition_links)
-    app.connect("html-page-context", canonical_in_edition)
+    app.connect("html-page-context", page_links)
+    app.connect("html-page-context", issue_body, priority=502)  # after the theme's
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -60,7 +60,7 @@ def launch_links(
     app: Sphinx, pagename: str, body: str, pathto: Any
 ) -> dict[str, str] | None:
     """The bar's links for a page, or None if the page runs no code."""
-    from editlinks import source_in_repository
+    from editions import source_in_repository
     from notebooks import executed_pages
 
     options = app.config.html_theme_options

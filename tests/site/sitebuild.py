@@ -80,7 +80,7 @@ def make_site(root: Path) -> Path:
     with (docs / "conf.py").open("a") as conf:
         # The site's old tutorial addresses point at its own tutorials,
         # which this tiny copy does not have.
-        conf.write("\nredirects = {}\n")
+        conf.write("\nrediraffe_redirects = {}\n")
     # inventories/: PyTorch's, which conf.py requires (intersphinx, offline).
     for folder in ("_ext", "_static", "_templates", "inventories"):
         shutil.copytree(ROOT / "docs" / folder, docs / folder)
