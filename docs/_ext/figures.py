@@ -1,26 +1,13 @@
 """Graph drawings that read on any screen, in the page's language.
 
-Graph drawings (:func:`autograd_notes.draw_graph`) reach the pages two ways:
-sphinx-gallery runs the tutorials, and myst-nb's kernels run the how-to and
-explanation pages. Jobs:
-
-* every figure is saved at twice its display resolution: the gallery's
-  ``image_srcset`` does so for tutorials; in a kernel, :func:`kernel_setup`
-  (run through ``KERNEL_ARGS``, which ``conf.py`` puts in the kernel spec)
-  renders figures as 2x PNGs whose display size is half their pixel size;
-* every graph drawing carries its own description (its axes' label): the
-  gallery's scraper :func:`graph_scraper` (``image_scrapers`` in
-  ``conf.py``) writes it into the reST as alt text, a kernel's PNG holds it
-  as its ``Description``;
-* the legend drawn into the picture, English in both editions, is removed and
-  the picture cut to the drawing's width at the same scale (the margins were
-  room for that legend), so its text is as large as it can be;
-* :class:`GraphFigures` (a transform) gives every graph drawing that
-  description as alt text in the page's language (:func:`describe_in`), a
-  legend under it in the page's language (the same colours, as HTML), and a
-  link to its full-size image, so a phone can open it;
-* ``figures.css`` (added to every page) styles them, and the tutorial
-  cards' numbers (``tutorialcards``).
+Not a library: neither sphinx-gallery nor myst-nb describe or translate a figure.
+Tutorials get 2x figures from ``image_srcset``; the pages' kernels from
+:func:`kernel_setup` (run through ``KERNEL_ARGS`` in the kernel spec). The gallery
+scraper :func:`graph_scraper` and the kernels' PNGs keep each drawing's description
+and drop its baked English legend, trimming the margin it needed.
+:class:`GraphFigures` gives each drawing alt text in the page's language
+(:func:`describe_in`), a legend under it, and a link to the full size
+(``figures.css``, added to every page).
 """
 
 from __future__ import annotations
@@ -263,15 +250,9 @@ class GraphFigures(SphinxTransform):
 
 def _largest(srcset: str) -> str:
     """File name of the highest-density candidate of a srcset (or of a URI)."""
-    best, best_density = "", -1.0
-    for candidate in srcset.split(","):
-        parts = candidate.split()
-        if not parts:
-            continue
-        density = float(parts[1].rstrip("x")) if len(parts) > 1 else 1.0
-        if density > best_density:
-            best, best_density = parts[0], density
-    return best.rsplit("/", 1)[-1]
+    candidates = [c.split() for c in srcset.split(",") if c.split()]
+    best = max(candidates, key=lambda c: float(c[1].rstrip("x")) if c[1:] else 1.0)
+    return best[0].rsplit("/", 1)[-1]
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

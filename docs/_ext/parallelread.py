@@ -1,20 +1,10 @@
 """Read the site on every core (``-j N``): evenly, and without a race.
 
-With ``-j N`` Sphinx reads the pages in contiguous chunks of the sorted page
-list, N chunks at a time (``sphinx.util.parallel.make_chunks``). myst-nb
-executes a page while it is read, and the executed pages (``explanations/``,
-``how-to/``, ``reference/``) sit next to each other in that list: one process
-ran nearly all of them while the others had nothing left to do. Jobs of
-:func:`spread` (``env-before-read-docs``):
-
-* it reorders the pages before they are read, dealing the executed ones out
-  over the chunks like cards (:func:`deal`), so every core executes its
-  share. The order only decides which process reads a page; the pages
-  themselves do not change;
-* it creates myst-nb's execution cache (a SQLite database) before the reading
-  processes start: two of them executing their first page at the same moment
-  would otherwise both try to create it, and one fails ("table settings
-  already exists").
+Not a library: Sphinx and myst-nb have no option to balance executed pages over
+``-j`` chunks. :func:`spread` (``env-before-read-docs``) deals the pages myst-nb
+executes out over Sphinx's read chunks (:func:`deal`; otherwise one process runs
+them all), and creates myst-nb's SQLite cache first, so two processes never race
+to create it ("table settings already exists").
 """
 
 from __future__ import annotations

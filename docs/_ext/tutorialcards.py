@@ -1,21 +1,11 @@
-"""The gallery's tutorial cards: numbered, in the page's language.
+"""The gallery's tutorial cards: numbered, in the page's language, drawn when no figure.
 
-sphinx-gallery shows each tutorial on the gallery index as a card (a
-thumbnail, a title, a tooltip), written as raw HTML. Jobs:
-
-* :class:`TranslateThumbnails` (a transform) translates the cards' titles
-  and tooltips from the catalogs on the zh pages; a text without a
-  translation is a warning;
-* :func:`write_cards` (``builder-inited``, after sphinx-gallery has made its
-  thumbnails) draws a thumbnail of its own for each tutorial without a
-  figure: a card with its number and its question (:func:`draw_card`), in
-  the edition's language (deterministic: same text, same PNG); a Chinese
-  card needs a CJK font (Debian's fonts-noto-cjk), and its absence is a
-  warning that names the package;
-* :class:`NumberedCards` (a transform, after the titles are translated)
-  shows those cards, and puts each tutorial's number before its title.
-
-``_static/figures.css`` styles the number.
+Not a library: sphinx-gallery writes its cards as raw HTML, outside the catalogs.
+:class:`TranslateThumbnails` translates their titles and tooltips on zh pages (one
+without a translation warns); :func:`write_cards` (``builder-inited``) draws a
+thumbnail for each tutorial without a figure (:func:`draw_card`: its number and
+question, deterministic; zh needs fonts-noto-cjk, whose absence warns);
+:class:`NumberedCards` shows those and numbers every card (``figures.css``).
 """
 
 from __future__ import annotations

@@ -1,22 +1,8 @@
-/* Wide tables on narrow screens: the page itself never scrolls sideways.
- *
- * For every table of the article (not those in code outputs), this script
- *
- * 1. labels: gives each body cell of a table with a header row (every column
- *    named, no cell over several columns) the text of its column's header
- *    (data-label), and marks empty cells (class "blank");
- * 2. stacks: on a phone (at most 720 px wide), such a labelled table that
- *    does not fit its box gets class "stacked": custom.css then shows one
- *    block per row, each cell under its label, and hides the empty ones;
- * 3. cues: a table that still does not fit scrolls inside its box (the
- *    theme's .pst-scrollable-table-container): its wrapper (.table-scroll)
- *    gets class "overflowing", which shows a caption above the table in the
- *    page's language and a fade at each edge that hides more columns
- *    ("at-start" and "at-end" follow the scroll position).
- *
- * It runs again when the window is resized, when a <details> block opens and
- * when the web fonts have loaded. Tested by browser_tests/test_layout.py.
- */
+/* Wide tables on narrow screens; the page never scrolls sideways. Each article table
+ * with a header row gets data-label cells (empty ones: class "blank"); on a phone one
+ * that does not fit stacks (class "stacked", custom.css); one that still overflows
+ * scrolls in its box with a cue and edge fades (.table-scroll.overflowing, at-start,
+ * at-end). Tested by browser_tests/test_layout.py. */
 (() => {
   "use strict";
 
