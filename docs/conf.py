@@ -83,7 +83,6 @@ suppress_warnings: list[str] = []
 # -- Two editions: English, and zh_CN (-D language=zh_CN) from the catalogs -----
 # docs/build.py builds both; the second reuses the first's executed outputs.
 BUILD = DOCS / "_build"
-language = "en"
 locale_dirs = ["locale/"]
 gettext_compact = False  # one catalog per page: docs/locale/zh_CN/LC_MESSAGES/
 gettext_uuid = False
@@ -247,18 +246,13 @@ templates_path = ["_templates"]
 html_css_files = ["custom.css"]
 # table-labels.js: wide tables stack on phones, or scroll in their box with a cue.
 html_js_files = ["sidebar-a11y.js", "table-labels.js"]
-html_last_updated_fmt = None
 html_theme_options = {
     "repository_url": REPOSITORY,
-    "repository_branch": "main",
-    "path_to_docs": "docs",
     "use_repository_button": True,
     "use_edit_page_button": True,
     "use_issues_button": True,
-    "use_download_button": True,
     "home_page_in_toc": True,
     "show_toc_level": 2,
-    "navigation_with_keys": False,
     # One search box per page: the sidebar's. The header's copy goes.
     "navbar_persistent": [],
     # The link to the same page in the other edition, before the buttons.
@@ -271,7 +265,6 @@ FOOTERS = {
     "zh_CN": f"<p>本站的每一个输出，都是构建网站时由 torch {torch.__version__} "
     "实际运行产生的。</p>",
 }
-html_theme_options["extra_footer"] = FOOTERS["en"]
 SEARCH_BAR = {"en": "Search...", "zh_CN": "搜索……"}
 # "Suggest edit" (the theme renders this): a tutorial's script in gallery/; on a
 # zh page, its catalog. The theme wants "file_name" in the template.
