@@ -56,11 +56,8 @@ extensions = [
     "exercises",  # collapse tutorial solutions into <details>
     "editlinks",  # "Edit" on a tutorial page opens its gallery/ script
     "editions",  # each page links to itself in the other edition
-    "englishdocstrings",  # the API reference stays English: not in the catalogs
-    "translationchecks",  # zh_CN: no message untranslated, fuzzy or unrendered
-    "themestrings",  # zh_CN: our words for the theme's interface strings
+    "catalogs",  # zh_CN: English API, theme strings, checks, search
     "zhdownloads",  # zh_CN: the tutorials' downloads with Chinese text cells
-    "zhsearch",  # zh_CN: search splits Chinese words and runs
     "codecomments",  # comments in code: in the catalogs, translated on zh pages
     "parallelread",  # -j: every core executes its share of the pages
     "redirects",  # old tutorial URLs lead to the renumbered pages
@@ -92,7 +89,7 @@ suppress_warnings: list[str] = []
 # `nox -s docs` builds English into _build/html, then the same sources again
 # with `-D language=zh_CN` into _build/html/zh_CN. The second build reuses the
 # first one's executed outputs (sphinx-gallery's generated pages and myst-nb's
-# cache under _build/), so nothing runs twice. docs/_ext/translationchecks.py
+# cache under _build/), so nothing runs twice. docs/_ext/catalogs.py
 # fails the zh build on any message without a current translation.
 BUILD = DOCS / "_build"
 language = "en"
