@@ -1,39 +1,20 @@
-"""PyTorch names link to PyTorch's documentation, in prose and in code.
+"""PyTorch names link to PyTorch's docs; sphinx-codeautolink only links code blocks.
 
-``conf.py`` gives intersphinx (which this extension sets up) the inventory
-of the running torch's documentation (``docs/inventories/``, a local file).
-This extension does the rest:
+It links the pages' code (sphinx-gallery the tutorials'), but no prose, and finds
+a name under its object's own name (``torch.nn.modules.linear.Linear``). Here:
 
-* **Prose references under a re-exported name.** PyTorch documents some
-  objects under another name than the one readers write:
-  ``torch.nn.Parameter`` is documented as ``torch.nn.parameter.Parameter``,
-  ``torch.set_grad_enabled`` as ``torch.autograd.grad_mode.set_grad_enabled``.
-  A Python reference intersphinx did not find is looked up again
-  (:func:`missing_reference`, a ``missing-reference`` handler) under the
-  name the running torch gives the object (``__module__.__qualname__``), and
-  a bare ``Tensor``/``Module``/... in a docstring's types under ``torch.`` and
-  ``torch.nn.``. A name found in neither stays unresolved, so nitpicky mode
-  fails the build on it.
-* **Code spans in prose** (:class:`ProseCodeLinks`). An inline code span that
-  is just a PyTorch name, or a call of one (`` `torch.no_grad()` ``,
-  `` `nn.Linear(4, 2)` ``, `` `Tensor.backward()` ``), links to that name's
-  page like a reference would. ``nn.``, ``F.`` and ``Tensor.`` are read as
-  the site's code writes them: ``torch.nn.``, ``torch.nn.functional.``,
-  ``torch.Tensor.``. Spans in headings, links and signatures stay as they
-  are.
-* **Code on every page that is not a tutorial** (:class:`PageCodeLinks`).
-  sphinx-gallery links the names in the tutorials' code through the py
-  domain and intersphinx. The same is done here for the other pages' Python
-  code: myst-nb's code cells, code blocks and ``>>>`` examples (docstrings'
-  too). Every name the page's code imports or uses (``torch.autograd.grad``,
-  ``nn.Linear``, ``F.mse_loss``) is resolved the way sphinx-gallery resolves
-  it, and the block is rendered with the links, with sphinx-gallery's own
-  machinery (version pinned in ``constraints.txt``).
+* :func:`map_code_names`: codeautolink's ``codeautolink_inventory_map``, from each
+  object's own name to the one PyTorch documents;
+* :func:`missing_reference`: a Python reference intersphinx missed is looked up
+  under the running torch's name for the object (``torch.nn.Parameter`` is
+  documented as ``torch.nn.parameter.Parameter``), a bare ``Tensor`` or
+  ``Module`` under ``torch.`` and ``torch.nn.``; nitpicky mode fails on the rest;
+* :class:`ProseCodeLinks`: an inline code span that is a PyTorch name or a call
+  of one (`` `nn.Linear(4, 2)` ``) links to its page.
 """
 
 from __future__ import annotations
 
-import ast
 import inspect
 import re
 from typing import Any
@@ -44,21 +25,9 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.ext.intersphinx import InventoryAdapter
 from sphinx.transforms.post_transforms import SphinxPostTransform
-from sphinx_gallery._doctree_links import (
-    _add_linenos,
-    _lexer_name,
-    _Resolver,
-    _tokenize_and_link,
-    code_links_block,
-)
-from sphinx_gallery.backreferences import identify_names
-from sphinx_gallery.py_source_parser import Block
 
 # Where a bare class name in a docstring's types lives in torch.
 BARE_NAME_MODULES = ("torch", "torch.nn")
-# Code cells and code blocks, and the ``>>>`` examples of docstrings.
-CODE_BLOCKS = (nodes.literal_block, nodes.doctest_block)
-PROMPT = re.compile(r"^(?:>>> |\.\.\. |>>>$|\.\.\.$)")
 
 
 def canonical_name(dotted: str) -> str | None:
@@ -196,61 +165,22 @@ def _ancestors(node: nodes.Node) -> list[nodes.Node]:
     return found
 
 
-def _parse(code: str) -> ast.Module | None:
-    """The code of a block, without ``>>>`` prompts or IPython magics."""
-    lines = code.splitlines()
-    if lines and lines[0].startswith(">>>"):
-        lines = [PROMPT.sub("", line) for line in lines if PROMPT.match(line)]
-    lines = [line for line in lines if not line.lstrip().startswith(("%", "!"))]
-    try:
-        return ast.parse("\n".join(lines))
-    except SyntaxError:
-        return None
-
-
-class PageCodeLinks(SphinxPostTransform):
-    """Link the names in the Python code of pages that are not tutorials."""
-
-    default_priority = 6  # after sphinx-gallery's transform of tutorials (5)
-    formats = ("html",)
-
-    def run(self, **kwargs: Any) -> None:
-        blocks = []
-        for block in self.document.findall(lambda n: isinstance(n, CODE_BLOCKS)):
-            lang = block.get("language") or "default"
-            if _lexer_name(lang, block.rawsource) is not None:
-                blocks.append(block)
-        trees = [tree for block in blocks if (tree := _parse(block.rawsource))]
-        if not trees:
-            return
-        module = ast.Module(body=[s for t in trees for s in t.body], type_ignores=[])
-        code_obj = identify_names([Block("code", "", 0)], r"(?!)", None, module)
-        if not code_obj:
-            return
-        docname = self.env.docname
-        app = getattr(self.env, "_app", None) or self.app
-        gallery_conf = self.config.sphinx_gallery_conf
-        resolver = _Resolver(self.env, app.builder, docname, gallery_conf)
-        for block in blocks:
-            code = block.rawsource
-            lang = block.get("language") or "default"
-            lexer_name = _lexer_name(lang, code)
-            assert lexer_name is not None
-            children = list(_tokenize_and_link(code, lexer_name, code_obj, resolver))
-            if not any(isinstance(child, nodes.reference) for child in children):
-                continue
-            if block.get("linenos"):
-                start = block.get("highlight_args", {}).get("linenostart", 1)
-                children = _add_linenos(children, start)
-            new = code_links_block(lang=lang)
-            new["classes"] = block.get("classes", [])
-            new += children
-            block.replace_self(new)
+def map_code_names(app: Sphinx) -> None:
+    """Where codeautolink finds a name (the object's own), map it to PyTorch's."""
+    names = documented_names(app.env)
+    app.config.codeautolink_inventory_map = {
+        name: documented
+        for name, (documented, _) in names.items()
+        if name != documented
+    }
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.setup_extension("sphinx.ext.intersphinx")
+    # builder-inited: after intersphinx reads the inventory, before codeautolink
+    # reads the map (same priority: in the order connected).
+    app.connect("builder-inited", map_code_names)
+    app.setup_extension("sphinx_codeautolink")
     app.connect("missing-reference", missing_reference, priority=900)
-    app.add_post_transform(PageCodeLinks)
     app.add_post_transform(ProseCodeLinks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
