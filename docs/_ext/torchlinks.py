@@ -23,8 +23,11 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
+from sphinx.ext import doctest
 from sphinx.ext.intersphinx import InventoryAdapter
 from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx_codeautolink import clean_pycon
+from sphinx_codeautolink.extension.directive import SkipMarker
 
 # Where a bare class name in a docstring's types lives in torch.
 BARE_NAME_MODULES = ("torch", "torch.nn")
@@ -45,11 +48,12 @@ def canonical_name(dotted: str) -> str | None:
         return None
     if inspect.ismodule(obj):
         return obj.__name__
-    module = getattr(obj, "__module__", None)
-    qualname = getattr(obj, "__qualname__", None)
-    if not isinstance(module, str) or not isinstance(qualname, str):
-        return None
-    return f"{module}.{qualname}"
+    module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", 0)
+    return (
+        f"{module}.{name}"
+        if isinstance(module, str) and isinstance(name, str)
+        else None
+    )
 
 
 ALIASES = {"nn": "torch.nn", "F": "torch.nn.functional", "Tensor": "torch.Tensor"}
@@ -116,12 +120,16 @@ def missing_reference(
     if node.get("refdomain") != "py":
         return None
     found = torch_target(env, node["reftarget"])
-    if found is None:
-        return None
+    return _link(found, contnode) if found else None
+
+
+def _link(
+    found: tuple[str, str], child: nodes.Node, **attributes: Any
+) -> nodes.reference:
     name, uri = found
-    reference = nodes.reference("", "", internal=False, refuri=uri, reftitle=name)
-    reference += contnode
-    return reference
+    return nodes.reference(
+        "", "", child, internal=False, refuri=uri, reftitle=name, **attributes
+    )
 
 
 class ProseCodeLinks(SphinxPostTransform):
@@ -135,7 +143,10 @@ class ProseCodeLinks(SphinxPostTransform):
         for literal in list(self.document.findall(nodes.literal)):
             if "xref" in literal["classes"]:
                 continue
-            if any(isinstance(a, self.SKIP) for a in _ancestors(literal)):
+            parent = literal.parent
+            while parent is not None and not isinstance(parent, self.SKIP):
+                parent = parent.parent
+            if parent is not None:
                 continue
             match = SPAN.fullmatch(literal.astext())
             if not match:
@@ -144,25 +155,9 @@ class ProseCodeLinks(SphinxPostTransform):
             found = torch_target(self.env, f"{ALIASES.get(head, head)}.{rest}")
             if found is None:
                 continue
-            name, uri = found
-            reference = nodes.reference(
-                "",
-                "",
-                internal=False,
-                refuri=uri,
-                reftitle=name,
-                classes=["torch-name"],
+            literal.replace_self(
+                _link(found, literal.deepcopy(), classes=["torch-name"])
             )
-            literal.replace_self(reference)
-            reference += literal
-
-
-def _ancestors(node: nodes.Node) -> list[nodes.Node]:
-    found = []
-    while node.parent is not None:
-        node = node.parent
-        found.append(node)
-    return found
 
 
 def map_code_names(app: Sphinx) -> None:
@@ -175,12 +170,39 @@ def map_code_names(app: Sphinx) -> None:
     }
 
 
+# codeautolink reads the examples before Sphinx trims their doctest flags.
+BLOCKS = {"pycon": "torchlinks.pycon"}
+
+
+def pycon(source: str) -> tuple[str, str]:
+    """A ``>>>`` example as the page shows it: without doctest flags."""
+    source = doctest.doctestopt_re.sub("", doctest.blankline_re.sub("", source))
+    return clean_pycon(source)
+
+
+def skip_tutorials(app: Sphinx, doctree: nodes.document) -> None:
+    """sphinx-gallery links the tutorials' code: ``.. autolink-skip:: file`` there."""
+    gallery = app.config.sphinx_gallery_conf["gallery_dirs"]
+    if any(app.env.docname.startswith(f"{folder}/") for folder in gallery):
+        doctree.insert(0, SkipMarker("file"))
+
+
+def picklable_config(app: Sphinx) -> None:
+    """codeautolink has imported the functions into the config's dict: a fresh one."""
+    app.config.codeautolink_custom_blocks = dict(BLOCKS)
+    app.config.codeautolink_concat_default = True  # a cell sees earlier imports
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.setup_extension("sphinx.ext.intersphinx")
     # builder-inited: after intersphinx reads the inventory, before codeautolink
     # reads the map (same priority: in the order connected).
     app.connect("builder-inited", map_code_names)
     app.setup_extension("sphinx_codeautolink")
+    app.config.codeautolink_custom_blocks = dict(BLOCKS)
+    app.config.codeautolink_concat_default = True  # a cell sees earlier imports
+    app.connect("builder-inited", picklable_config, priority=600)
+    app.connect("doctree-read", skip_tutorials, priority=400)  # before codeautolink
     app.connect("missing-reference", missing_reference, priority=900)
     app.add_post_transform(ProseCodeLinks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
