@@ -172,6 +172,10 @@ def map_code_names(app: Sphinx) -> None:
 
 # codeautolink reads the examples before Sphinx trims their doctest flags.
 BLOCKS = {"pycon": "torchlinks.pycon"}
+CODEAUTOLINK = {
+    "codeautolink_concat_default": True,  # a cell sees the imports above it
+    "codeautolink_global_preface": "import torch",  # as the docstrings' doctests
+}
 
 
 def pycon(source: str) -> tuple[str, str]:
@@ -188,9 +192,8 @@ def skip_tutorials(app: Sphinx, doctree: nodes.document) -> None:
 
 
 def picklable_config(app: Sphinx) -> None:
-    """codeautolink has imported the functions into the config's dict: a fresh one."""
+    """A fresh dict: codeautolink imports the functions into the config's one."""
     app.config.codeautolink_custom_blocks = dict(BLOCKS)
-    app.config.codeautolink_concat_default = True  # a cell sees earlier imports
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
@@ -199,8 +202,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # reads the map (same priority: in the order connected).
     app.connect("builder-inited", map_code_names)
     app.setup_extension("sphinx_codeautolink")
-    app.config.codeautolink_custom_blocks = dict(BLOCKS)
-    app.config.codeautolink_concat_default = True  # a cell sees earlier imports
+    for name, value in CODEAUTOLINK.items():
+        setattr(app.config, name, value)
+    picklable_config(app)
     app.connect("builder-inited", picklable_config, priority=600)
     app.connect("doctree-read", skip_tutorials, priority=400)  # before codeautolink
     app.connect("missing-reference", missing_reference, priority=900)
