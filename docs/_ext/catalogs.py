@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from babel.messages.catalog import Catalog
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from docutils import nodes
@@ -43,7 +44,7 @@ def catalog_files(app: Sphinx) -> Iterator[Path]:
         yield from sorted(base.rglob("*.po"))
 
 
-def read(po: Path) -> Any:
+def read(po: Path) -> Catalog:
     with po.open("rb") as f:
         return read_po(f)
 
@@ -154,12 +155,9 @@ class RequireTranslation(SphinxTransform):
                 if isinstance(text.parent, UNMARKED) or not LEFTOVER.search(text):
                     continue
                 logger.warning(
-                    "markup of a translation on page %s did not render: %r "
-                    "(no space between inline markup and Chinese text: in a "
-                    "tutorial's reST write an escaped space '\\ ' where the "
-                    "markup touches a Chinese character or bracket, in a MyST "
-                    "page keep punctuation outside the emphasis; "
-                    "docs/locale/check_catalogs.py --fix-spacing does both)",
+                    "markup of a translation on page %s did not render: %r (its "
+                    "spacing to Chinese text: run docs/locale/check_catalogs.py "
+                    "--fix-spacing)",
                     docname,
                     str(text)[:100],
                     location=node,
