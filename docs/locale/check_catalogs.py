@@ -19,8 +19,8 @@ import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from babel.messages.catalog import Catalog, Message
 from babel.messages.pofile import read_po, write_po
@@ -46,29 +46,21 @@ def is_formula(text: str) -> bool:
     )
 
 
-@dataclass(frozen=True)
-class Term:
-    english: tuple[str, ...]
+class Term(NamedTuple):
+    english: list[str]
     chinese: str
-    avoid: tuple[str, ...]
+    avoid: list[str]
 
     def used_in(self, text: str) -> bool:
-        return any(
-            re.search(rf"(?<![\w-]){re.escape(word)}s?(?![\w-])", text, re.I)
-            for word in self.english
-        )
+        words = "|".join(map(re.escape, self.english))
+        return bool(re.search(rf"(?<![\w-])(?:{words})s?(?![\w-])", text, re.I))
 
 
 def load_terms(path: Path = TERMS) -> list[Term]:
     with path.open(encoding="utf-8", newline="") as f:
-        return [
-            Term(
-                tuple(row["english"].split("/")),
-                row["chinese"],
-                tuple(a for a in row["avoid"].split("/") if a),
-            )
-            for row in csv.DictReader(f)
-        ]
+        rows = list(csv.DictReader(f))
+    split = lambda cell: [word for word in cell.split("/") if word]  # noqa: E731
+    return [Term(split(r["english"]), r["chinese"], split(r["avoid"])) for r in rows]
 
 
 def _prose(text: str) -> str:
