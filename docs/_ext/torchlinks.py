@@ -3,7 +3,7 @@
 It links the pages' code (sphinx-gallery the tutorials'), but no prose, and finds
 a name under its object's own name (``torch.nn.modules.linear.Linear``). Here:
 
-* :func:`map_code_names`: codeautolink's ``codeautolink_inventory_map``, from each
+* :func:`read_names`: codeautolink's ``codeautolink_inventory_map``, from each
   object's own name to the one PyTorch documents;
 * :func:`missing_reference`: a Python reference intersphinx missed is looked up
   under the running torch's name for the object (``torch.nn.Parameter`` is
@@ -49,11 +49,8 @@ def canonical_name(dotted: str) -> str | None:
     if inspect.ismodule(obj):
         return obj.__name__
     module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", 0)
-    return (
-        f"{module}.{name}"
-        if isinstance(module, str) and isinstance(name, str)
-        else None
-    )
+    ok = isinstance(module, str) and isinstance(name, str)
+    return f"{module}.{name}" if ok else None
 
 
 ALIASES = {"nn": "torch.nn", "F": "torch.nn.functional", "Tensor": "torch.Tensor"}
@@ -72,24 +69,18 @@ def torch_candidates(target: str) -> list[str]:
     return []
 
 
-_DOCUMENTED: dict[int, dict[str, tuple[str, str]]] = {}
+# {name: (documented name, uri)}: PyTorch's inventory, under each entry's own
+# name and under the name the running torch gives its object.
+NAMES: dict[str, tuple[str, str]] = {}
 
 
-def documented_names(env: BuildEnvironment) -> dict[str, tuple[str, str]]:
-    """``{name: (documented name, uri)}`` of PyTorch's inventory, under each
-    entry's own name and under the name the running torch gives its object
-    (so ``torch.nn.modules.linear.Linear`` finds ``torch.nn.Linear``)."""
-    inventory = InventoryAdapter(env).named_inventory["torch"]
-    if id(inventory) in _DOCUMENTED:
-        return _DOCUMENTED[id(inventory)]
-    names: dict[str, tuple[str, str]] = {}
+def read_names(app: Sphinx) -> None:
+    """:data:`NAMES`, and codeautolink's map from the latter names to the former."""
     canonical: dict[str, tuple[str, str]] = {}
-    for role, objects in inventory.items():
-        if not role.startswith("py:"):
-            continue
-        for name, item in objects.items():
+    for role, objects in InventoryAdapter(app.env).named_inventory["torch"].items():
+        for name, item in objects.items() if role.startswith("py:") else ():
             uri = str(getattr(item, "uri", None) or item[2])
-            names.setdefault(name, (name, uri))
+            NAMES.setdefault(name, (name, uri))
             other = canonical_name(name) if role != "py:module" else None
             # Only the object's own name, not an attribute that holds it
             # (torch.nn.LazyLinear.cls_to_become is Linear); the shortest wins.
@@ -98,19 +89,17 @@ def documented_names(env: BuildEnvironment) -> dict[str, tuple[str, str]]:
             if other not in canonical or len(name) < len(canonical[other][0]):
                 canonical[other] = (name, uri)
     for other, found in canonical.items():
-        names.setdefault(other, found)
-    _DOCUMENTED.clear()
-    _DOCUMENTED[id(inventory)] = names
-    return names
+        NAMES.setdefault(other, found)
+    app.config.codeautolink_inventory_map = {
+        name: documented
+        for name, (documented, _) in NAMES.items()
+        if name != documented
+    }
 
 
-def torch_target(env: BuildEnvironment, target: str) -> tuple[str, str] | None:
+def torch_target(target: str) -> tuple[str, str] | None:
     """``(documented name, uri)`` of the PyTorch object ``target`` names."""
-    names = documented_names(env)
-    for name in torch_candidates(target):
-        if name in names:
-            return names[name]
-    return None
+    return next((NAMES[n] for n in torch_candidates(target) if n in NAMES), None)
 
 
 def missing_reference(
@@ -119,7 +108,7 @@ def missing_reference(
     """Resolve a Python reference to torch that intersphinx missed."""
     if node.get("refdomain") != "py":
         return None
-    found = torch_target(env, node["reftarget"])
+    found = torch_target(node["reftarget"])
     return _link(found, contnode) if found else None
 
 
@@ -152,22 +141,12 @@ class ProseCodeLinks(SphinxPostTransform):
             if not match:
                 continue
             head, _, rest = match.group(1).partition(".")
-            found = torch_target(self.env, f"{ALIASES.get(head, head)}.{rest}")
+            found = torch_target(f"{ALIASES.get(head, head)}.{rest}")
             if found is None:
                 continue
             literal.replace_self(
                 _link(found, literal.deepcopy(), classes=["torch-name"])
             )
-
-
-def map_code_names(app: Sphinx) -> None:
-    """Where codeautolink finds a name (the object's own), map it to PyTorch's."""
-    names = documented_names(app.env)
-    app.config.codeautolink_inventory_map = {
-        name: documented
-        for name, (documented, _) in names.items()
-        if name != documented
-    }
 
 
 # codeautolink reads the examples before Sphinx trims their doctest flags.
@@ -200,7 +179,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.setup_extension("sphinx.ext.intersphinx")
     # builder-inited: after intersphinx reads the inventory, before codeautolink
     # reads the map (same priority: in the order connected).
-    app.connect("builder-inited", map_code_names)
+    app.connect("builder-inited", read_names)
     app.setup_extension("sphinx_codeautolink")
     for name, value in CODEAUTOLINK.items():
         setattr(app.config, name, value)
