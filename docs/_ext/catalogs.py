@@ -1,24 +1,40 @@
-"""Reading the edition's gettext catalogs: a library, not an extension.
+"""The zh_CN edition's i18n jobs that Sphinx's gettext support and sphinx-intl lack.
 
-Jobs (no ``setup``; the extensions that translate import it):
-
-* :func:`catalog_files`: the ``.po`` files of the edition being built
-  (``docs/locale/<lang>/LC_MESSAGES/``);
-* :func:`messages`: every current translation in them (not fuzzy, not
-  empty), English message -> translation;
-* :func:`plain` and :func:`unmarked`: a message as text to compare with what
-  sphinx-gallery writes into raw HTML (a tutorial card's title and tooltip),
-  and a translation without its inline markup, to write there.
+* :func:`messages`, :func:`plain`, :func:`unmarked`: the catalogs' current
+  translations, for the extensions that translate raw HTML and downloads;
+* :class:`KeepDocstringsEnglish`: the API reference is never in the catalogs;
+* :func:`theme_strings`: our words for sphinx-book-theme's strings;
+* :class:`RequireTranslation`, :func:`no_fuzzy`: a message untranslated, fuzzy
+  or whose markup did not render is a warning (with ``-W``, an error);
+* :func:`configure_search`, :class:`ChineseSearch`: jieba knows the site's
+  terms, and the search page finds its stemmer.
 """
 
 from __future__ import annotations
 
+import gettext
+import io
+import logging as stdlib_logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+from babel.messages.catalog import Catalog
+from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
+from docutils import nodes
+from sphinx import addnodes
 from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.search.zh import SearchChinese
+from sphinx.transforms import SphinxTransform
+from sphinx.util import logging
+from sphinx.util.i18n import docname_to_domain
+from sphinx.util.nodes import NodeMatcher, extract_messages, is_translatable
+
+logger = logging.getLogger(__name__)
+ROLE = re.compile(r":\w+:`([^`<]*?)\s*(?:<[^>]*>)?`")
 
 
 def catalog_files(app: Sphinx) -> Iterator[Path]:
@@ -28,25 +44,173 @@ def catalog_files(app: Sphinx) -> Iterator[Path]:
         yield from sorted(base.rglob("*.po"))
 
 
+def read(po: Path) -> Catalog:
+    with po.open("rb") as f:
+        return read_po(f)
+
+
 def messages(app: Sphinx) -> dict[str, str]:
     """Every current translation of the site, English message -> translation."""
-    found: dict[str, str] = {}
-    for po in catalog_files(app):
-        with po.open("rb") as f:
-            for message in read_po(f):
-                if message.id and message.string and not message.fuzzy:
-                    found[str(message.id)] = str(message.string)
-    return found
+    return {
+        str(m.id): str(m.string)
+        for po in catalog_files(app)
+        for m in read(po)
+        if m.id and m.string and not m.fuzzy
+    }
 
 
 def plain(text: str) -> str:
     """Letters and digits only: how a message compares with a tooltip."""
-    text = re.sub(r":\w+:`([^`<]*?)\s*(?:<[^>]*>)?`", r"\1", text)
-    return "".join(ch for ch in text.lower() if ch.isalnum())
+    return "".join(ch for ch in ROLE.sub(r"\1", text).lower() if ch.isalnum())
 
 
 def unmarked(text: str) -> str:
     """A translation as plain text: inline markup and escaped spaces removed."""
-    text = re.sub(r":\w+:`([^`<]*?)\s*(?:<[^>]*>)?`", r"\1", text)
-    text = text.replace("\\ ", "")  # reST's separator next to Chinese text
+    text = ROLE.sub(r"\1", text).replace("\\ ", "")
     return text.replace("``", "").replace("**", "").replace("*", "")
+
+
+def _inside(node: nodes.Node, kind: type) -> bool:
+    while (node := node.parent) is not None:
+        if isinstance(node, kind):
+            return True
+    return False
+
+
+class KeepDocstringsEnglish(SphinxTransform):
+    """Mark the API reference's messages (docstrings, object descriptions) not
+    translatable. Only messages: ``RemoveTranslatableInline`` unwraps every
+    inline with a ``translatable`` attribute, and a signature's pieces are
+    inlines (it came out as ``=namesNone``)."""
+
+    default_priority = 10  # before sphinx.transforms.i18n.Locale (20)
+
+    def apply(self, **kwargs: Any) -> None:
+        for node in list(self.document.findall(is_translatable)):
+            if isinstance(node, nodes.TextElement) and (
+                "docstring of " in (node.source or "") or _inside(node, addnodes.desc)
+            ):
+                node["translatable"] = False
+
+
+def theme_strings(app: Sphinx, config: Config) -> None:
+    """``locale/<lang>/LC_MESSAGES/booktheme.po`` becomes the theme's catalog,
+    with the theme's own (Taiwan's usage) as the fallback. Read here, from the
+    ``.po``: the theme computes its header buttons before Sphinx compiles ours."""
+    if config.language == "en":
+        return
+    from sphinx import locale
+
+    for folder in config.locale_dirs:
+        po = Path(app.srcdir, folder, config.language, "LC_MESSAGES", "booktheme.po")
+        if not po.exists():
+            continue
+        compiled = io.BytesIO()
+        write_mo(compiled, read(po))
+        compiled.seek(0)
+        ours = gettext.GNUTranslations(compiled)
+        theirs = locale.translators.get(("general", "booktheme"))
+        if theirs is not None and theirs.__class__ is not gettext.NullTranslations:
+            ours.add_fallback(theirs)
+        locale.translators["general", "booktheme"] = ours
+
+
+# Inline markup that docutils left as text: its delimiters touched a Chinese
+# character. Code, math and raw HTML may hold such characters.
+LEFTOVER = re.compile(r"``|\*\*|`|:\w+:`|\{\w+\}`")
+UNMARKED = (nodes.literal, nodes.literal_block, nodes.math, nodes.math_block, nodes.raw)
+
+
+class RequireTranslation(SphinxTransform):
+    """Warn on every message left in English, and every translated text whose
+    inline markup did not render (code comments of ``codecomments`` too)."""
+
+    default_priority = 345  # after Locale (20) and DocInfo (340)
+
+    def apply(self, **kwargs: Any) -> None:
+        if self.config.language == "en" or self.app.builder.name == "gettext":
+            return
+        docname, lang = self.env.current_document.docname, self.config.language
+        domain = docname_to_domain(docname, self.config.gettext_compact)
+        if not any(
+            Path(self.env.srcdir, d, lang, "LC_MESSAGES", f"{domain}.po").exists()
+            for d in self.config.locale_dirs
+        ):  # no catalog: Locale marked nothing, so mark every message
+            for node, _ in extract_messages(self.document):
+                node.setdefault("translated", False)
+        for node in NodeMatcher(nodes.Element, translated=False).findall(self.document):
+            if not _inside(node, nodes.docinfo):  # front matter is never shown
+                logger.warning(
+                    "untranslated message on page %s: %r (run nox -s translations, "
+                    "then translate it in locale/%s/LC_MESSAGES/%s.po)",
+                    docname,
+                    " ".join(node.astext().split())[:100],
+                    lang,
+                    docname,
+                    location=node,
+                    type="translation",
+                )
+        for node in NodeMatcher(nodes.Element, translated=True).findall(self.document):
+            for text in node.findall(nodes.Text):
+                if isinstance(text.parent, UNMARKED) or not LEFTOVER.search(text):
+                    continue
+                logger.warning(
+                    "markup of a translation on page %s did not render: %r (its "
+                    "spacing to Chinese text: run docs/locale/check_catalogs.py "
+                    "--fix-spacing)",
+                    docname,
+                    str(text)[:100],
+                    location=node,
+                    type="translation",
+                )
+
+
+def no_fuzzy(app: Sphinx) -> None:
+    """Fuzzy entries are outdated translations: name each one."""
+    if app.config.language == "en" or app.builder.name == "gettext":
+        return
+    for po in catalog_files(app):
+        for message in read(po):
+            if message.id and message.fuzzy:
+                logger.warning(
+                    "fuzzy (outdated) translation in %s: %r",
+                    po.relative_to(app.srcdir),
+                    str(message.id)[:100],
+                    type="translation",
+                )
+
+
+def configure_search(app: Sphinx, config: Config) -> None:
+    """Teach jieba the site's terms, so 计算图 or 反向传播 is one search word."""
+    if not config.language.startswith("zh"):
+        return
+    import jieba
+
+    jieba.setLogLevel(stdlib_logging.WARNING)
+    terms = Path(app.srcdir, "locale", config.language, "terms.csv")
+    rows = terms.read_text(encoding="utf-8").splitlines()[1:]
+    words = {row.split(",")[1] for row in rows if row.strip()}
+    words |= {"叶子张量", "非叶子张量", "叶子节点", "计算图"}
+    build = Path(config.nb_execution_cache_path).parent
+    userdict = build / f"jieba-{config.language}.txt"
+    userdict.parent.mkdir(parents=True, exist_ok=True)
+    userdict.write_text("".join(f"{w} 100000\n" for w in sorted(words)), "utf-8")
+    config.html_search_options = {**config.html_search_options, "dict": str(userdict)}
+
+
+class ChineseSearch(SearchChinese):
+    """Sphinx 9.0's Chinese ``language_data.js`` names a ``ChineseStemmer`` no
+    script defines (sphinx-doc/sphinx#14229); the English one it ships is the
+    stemmer the Chinese splitter uses for Latin words."""
+
+    language_name = "English"
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_transform(KeepDocstringsEnglish)
+    app.add_transform(RequireTranslation)
+    app.add_search_language(ChineseSearch)
+    app.connect("config-inited", theme_strings)
+    app.connect("config-inited", configure_search)
+    app.connect("builder-inited", no_fuzzy)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

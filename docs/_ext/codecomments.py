@@ -14,7 +14,7 @@ and the zh_CN edition explains in Chinese. This extension:
 * writes the translation into the code on the zh page, a run of full-line
   comments re-wrapped no wider than the block (a Chinese character takes two
   columns), and marks each comment translated or not, so that
-  ``translationchecks`` fails the zh build on an untranslated or fuzzy
+  ``catalogs`` fails the zh build on an untranslated or fuzzy
   comment, naming it and its page, as it does for any message; then
   :class:`DropCodeComments` removes the nodes;
 * offers :func:`translate_comments`, which ``zhdownloads`` and ``notebooks``
@@ -291,7 +291,7 @@ class code_comment(nodes.literal_block, addnodes.translatable):
         self["translated"] = True  # Locale marks only what it translates itself
 
     def astext(self) -> str:
-        """The comment: what ``translationchecks`` names when it is untranslated."""
+        """The comment: what ``catalogs`` names when it is untranslated."""
         return str(self["message"])
 
     def block(self) -> nodes.literal_block | None:
@@ -312,7 +312,7 @@ def code_syntax(block: nodes.literal_block) -> str | None:
     """The block's syntax, ``python`` or ``shell``; None if it is not code
     whose comments are translated."""
     if isinstance(block, code_comment) or block.get("translatable") is False:
-        return None  # API docstrings stay English (see englishdocstrings.py)
+        return None  # API docstrings stay English (see catalogs.py)
     if len(block.children) != 1 or not isinstance(block[0], nodes.Text):
         return None  # parsed-literal: markup, not code
     language = str(block.get("language", "")).lower()
@@ -370,9 +370,9 @@ class ExtractCodeComments(SphinxTransform):
 
 
 class DropCodeComments(SphinxTransform):
-    """Translated (or reported by ``translationchecks``), they have done their job."""
+    """Translated (or reported by ``catalogs``), they have done their job."""
 
-    # After translationchecks.RequireTranslation (345) has read their state.
+    # After catalogs.RequireTranslation (345) has read their state.
     default_priority = 350
 
     def apply(self, **kwargs: Any) -> None:

@@ -1,39 +1,20 @@
-"""PyTorch names link to PyTorch's documentation, in prose and in code.
+"""PyTorch names link to PyTorch's docs; sphinx-codeautolink only links code blocks.
 
-``conf.py`` gives intersphinx (which this extension sets up) the inventory
-of the running torch's documentation (``docs/inventories/``, a local file).
-This extension does the rest:
+It links the pages' code (sphinx-gallery the tutorials'), but no prose, and finds
+a name under its object's own name (``torch.nn.modules.linear.Linear``). Here:
 
-* **Prose references under a re-exported name.** PyTorch documents some
-  objects under another name than the one readers write:
-  ``torch.nn.Parameter`` is documented as ``torch.nn.parameter.Parameter``,
-  ``torch.set_grad_enabled`` as ``torch.autograd.grad_mode.set_grad_enabled``.
-  A Python reference intersphinx did not find is looked up again
-  (:func:`missing_reference`, a ``missing-reference`` handler) under the
-  name the running torch gives the object (``__module__.__qualname__``), and
-  a bare ``Tensor``/``Module``/... in a docstring's types under ``torch.`` and
-  ``torch.nn.``. A name found in neither stays unresolved, so nitpicky mode
-  fails the build on it.
-* **Code spans in prose** (:class:`ProseCodeLinks`). An inline code span that
-  is just a PyTorch name, or a call of one (`` `torch.no_grad()` ``,
-  `` `nn.Linear(4, 2)` ``, `` `Tensor.backward()` ``), links to that name's
-  page like a reference would. ``nn.``, ``F.`` and ``Tensor.`` are read as
-  the site's code writes them: ``torch.nn.``, ``torch.nn.functional.``,
-  ``torch.Tensor.``. Spans in headings, links and signatures stay as they
-  are.
-* **Code on every page that is not a tutorial** (:class:`PageCodeLinks`).
-  sphinx-gallery links the names in the tutorials' code through the py
-  domain and intersphinx. The same is done here for the other pages' Python
-  code: myst-nb's code cells, code blocks and ``>>>`` examples (docstrings'
-  too). Every name the page's code imports or uses (``torch.autograd.grad``,
-  ``nn.Linear``, ``F.mse_loss``) is resolved the way sphinx-gallery resolves
-  it, and the block is rendered with the links, with sphinx-gallery's own
-  machinery (version pinned in ``constraints.txt``).
+* :func:`read_names`: codeautolink's ``codeautolink_inventory_map``, from each
+  object's own name to the one PyTorch documents;
+* :func:`missing_reference`: a Python reference intersphinx missed is looked up
+  under the running torch's name for the object (``torch.nn.Parameter`` is
+  documented as ``torch.nn.parameter.Parameter``), a bare ``Tensor`` or
+  ``Module`` under ``torch.`` and ``torch.nn.``; nitpicky mode fails on the rest;
+* :class:`ProseCodeLinks`: an inline code span that is a PyTorch name or a call
+  of one (`` `nn.Linear(4, 2)` ``) links to its page.
 """
 
 from __future__ import annotations
 
-import ast
 import inspect
 import re
 from typing import Any
@@ -42,23 +23,14 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
+from sphinx.ext import doctest
 from sphinx.ext.intersphinx import InventoryAdapter
 from sphinx.transforms.post_transforms import SphinxPostTransform
-from sphinx_gallery._doctree_links import (
-    _add_linenos,
-    _lexer_name,
-    _Resolver,
-    _tokenize_and_link,
-    code_links_block,
-)
-from sphinx_gallery.backreferences import identify_names
-from sphinx_gallery.py_source_parser import Block
+from sphinx_codeautolink import clean_pycon
+from sphinx_codeautolink.extension.directive import SkipMarker
 
 # Where a bare class name in a docstring's types lives in torch.
 BARE_NAME_MODULES = ("torch", "torch.nn")
-# Code cells and code blocks, and the ``>>>`` examples of docstrings.
-CODE_BLOCKS = (nodes.literal_block, nodes.doctest_block)
-PROMPT = re.compile(r"^(?:>>> |\.\.\. |>>>$|\.\.\.$)")
 
 
 def canonical_name(dotted: str) -> str | None:
@@ -76,11 +48,9 @@ def canonical_name(dotted: str) -> str | None:
         return None
     if inspect.ismodule(obj):
         return obj.__name__
-    module = getattr(obj, "__module__", None)
-    qualname = getattr(obj, "__qualname__", None)
-    if not isinstance(module, str) or not isinstance(qualname, str):
-        return None
-    return f"{module}.{qualname}"
+    module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", 0)
+    ok = isinstance(module, str) and isinstance(name, str)
+    return f"{module}.{name}" if ok else None
 
 
 ALIASES = {"nn": "torch.nn", "F": "torch.nn.functional", "Tensor": "torch.Tensor"}
@@ -99,24 +69,18 @@ def torch_candidates(target: str) -> list[str]:
     return []
 
 
-_DOCUMENTED: dict[int, dict[str, tuple[str, str]]] = {}
+# {name: (documented name, uri)}: PyTorch's inventory, under each entry's own
+# name and under the name the running torch gives its object.
+NAMES: dict[str, tuple[str, str]] = {}
 
 
-def documented_names(env: BuildEnvironment) -> dict[str, tuple[str, str]]:
-    """``{name: (documented name, uri)}`` of PyTorch's inventory, under each
-    entry's own name and under the name the running torch gives its object
-    (so ``torch.nn.modules.linear.Linear`` finds ``torch.nn.Linear``)."""
-    inventory = InventoryAdapter(env).named_inventory["torch"]
-    if id(inventory) in _DOCUMENTED:
-        return _DOCUMENTED[id(inventory)]
-    names: dict[str, tuple[str, str]] = {}
+def read_names(app: Sphinx) -> None:
+    """:data:`NAMES`, and codeautolink's map from the latter names to the former."""
     canonical: dict[str, tuple[str, str]] = {}
-    for role, objects in inventory.items():
-        if not role.startswith("py:"):
-            continue
-        for name, item in objects.items():
+    for role, objects in InventoryAdapter(app.env).named_inventory["torch"].items():
+        for name, item in objects.items() if role.startswith("py:") else ():
             uri = str(getattr(item, "uri", None) or item[2])
-            names.setdefault(name, (name, uri))
+            NAMES.setdefault(name, (name, uri))
             other = canonical_name(name) if role != "py:module" else None
             # Only the object's own name, not an attribute that holds it
             # (torch.nn.LazyLinear.cls_to_become is Linear); the shortest wins.
@@ -125,19 +89,17 @@ def documented_names(env: BuildEnvironment) -> dict[str, tuple[str, str]]:
             if other not in canonical or len(name) < len(canonical[other][0]):
                 canonical[other] = (name, uri)
     for other, found in canonical.items():
-        names.setdefault(other, found)
-    _DOCUMENTED.clear()
-    _DOCUMENTED[id(inventory)] = names
-    return names
+        NAMES.setdefault(other, found)
+    app.config.codeautolink_inventory_map = {
+        name: documented
+        for name, (documented, _) in NAMES.items()
+        if name != documented
+    }
 
 
-def torch_target(env: BuildEnvironment, target: str) -> tuple[str, str] | None:
+def torch_target(target: str) -> tuple[str, str] | None:
     """``(documented name, uri)`` of the PyTorch object ``target`` names."""
-    names = documented_names(env)
-    for name in torch_candidates(target):
-        if name in names:
-            return names[name]
-    return None
+    return next((NAMES[n] for n in torch_candidates(target) if n in NAMES), None)
 
 
 def missing_reference(
@@ -146,13 +108,17 @@ def missing_reference(
     """Resolve a Python reference to torch that intersphinx missed."""
     if node.get("refdomain") != "py":
         return None
-    found = torch_target(env, node["reftarget"])
-    if found is None:
-        return None
+    found = torch_target(node["reftarget"])
+    return _link(found, contnode) if found else None
+
+
+def _link(
+    found: tuple[str, str], child: nodes.Node, **attributes: Any
+) -> nodes.reference:
     name, uri = found
-    reference = nodes.reference("", "", internal=False, refuri=uri, reftitle=name)
-    reference += contnode
-    return reference
+    return nodes.reference(
+        "", "", child, internal=False, refuri=uri, reftitle=name, **attributes
+    )
 
 
 class ProseCodeLinks(SphinxPostTransform):
@@ -166,91 +132,60 @@ class ProseCodeLinks(SphinxPostTransform):
         for literal in list(self.document.findall(nodes.literal)):
             if "xref" in literal["classes"]:
                 continue
-            if any(isinstance(a, self.SKIP) for a in _ancestors(literal)):
+            parent = literal.parent
+            while parent is not None and not isinstance(parent, self.SKIP):
+                parent = parent.parent
+            if parent is not None:
                 continue
             match = SPAN.fullmatch(literal.astext())
             if not match:
                 continue
             head, _, rest = match.group(1).partition(".")
-            found = torch_target(self.env, f"{ALIASES.get(head, head)}.{rest}")
+            found = torch_target(f"{ALIASES.get(head, head)}.{rest}")
             if found is None:
                 continue
-            name, uri = found
-            reference = nodes.reference(
-                "",
-                "",
-                internal=False,
-                refuri=uri,
-                reftitle=name,
-                classes=["torch-name"],
+            literal.replace_self(
+                _link(found, literal.deepcopy(), classes=["torch-name"])
             )
-            literal.replace_self(reference)
-            reference += literal
 
 
-def _ancestors(node: nodes.Node) -> list[nodes.Node]:
-    found = []
-    while node.parent is not None:
-        node = node.parent
-        found.append(node)
-    return found
+# codeautolink reads the examples before Sphinx trims their doctest flags.
+BLOCKS = {"pycon": "torchlinks.pycon"}
+CODEAUTOLINK = {
+    "codeautolink_concat_default": True,  # a cell sees the imports above it
+    "codeautolink_global_preface": "import torch",  # as the docstrings' doctests
+}
 
 
-def _parse(code: str) -> ast.Module | None:
-    """The code of a block, without ``>>>`` prompts or IPython magics."""
-    lines = code.splitlines()
-    if lines and lines[0].startswith(">>>"):
-        lines = [PROMPT.sub("", line) for line in lines if PROMPT.match(line)]
-    lines = [line for line in lines if not line.lstrip().startswith(("%", "!"))]
-    try:
-        return ast.parse("\n".join(lines))
-    except SyntaxError:
-        return None
+def pycon(source: str) -> tuple[str, str]:
+    """A ``>>>`` example as the page shows it: without doctest flags."""
+    source = doctest.doctestopt_re.sub("", doctest.blankline_re.sub("", source))
+    return clean_pycon(source)
 
 
-class PageCodeLinks(SphinxPostTransform):
-    """Link the names in the Python code of pages that are not tutorials."""
+def skip_tutorials(app: Sphinx, doctree: nodes.document) -> None:
+    """sphinx-gallery links the tutorials' code: ``.. autolink-skip:: file`` there."""
+    gallery = app.config.sphinx_gallery_conf["gallery_dirs"]
+    if any(app.env.docname.startswith(f"{folder}/") for folder in gallery):
+        doctree.insert(0, SkipMarker("file"))
 
-    default_priority = 6  # after sphinx-gallery's transform of tutorials (5)
-    formats = ("html",)
 
-    def run(self, **kwargs: Any) -> None:
-        blocks = []
-        for block in self.document.findall(lambda n: isinstance(n, CODE_BLOCKS)):
-            lang = block.get("language") or "default"
-            if _lexer_name(lang, block.rawsource) is not None:
-                blocks.append(block)
-        trees = [tree for block in blocks if (tree := _parse(block.rawsource))]
-        if not trees:
-            return
-        module = ast.Module(body=[s for t in trees for s in t.body], type_ignores=[])
-        code_obj = identify_names([Block("code", "", 0)], r"(?!)", None, module)
-        if not code_obj:
-            return
-        docname = self.env.docname
-        app = getattr(self.env, "_app", None) or self.app
-        gallery_conf = self.config.sphinx_gallery_conf
-        resolver = _Resolver(self.env, app.builder, docname, gallery_conf)
-        for block in blocks:
-            code = block.rawsource
-            lang = block.get("language") or "default"
-            lexer_name = _lexer_name(lang, code)
-            assert lexer_name is not None
-            children = list(_tokenize_and_link(code, lexer_name, code_obj, resolver))
-            if not any(isinstance(child, nodes.reference) for child in children):
-                continue
-            if block.get("linenos"):
-                start = block.get("highlight_args", {}).get("linenostart", 1)
-                children = _add_linenos(children, start)
-            new = code_links_block(lang=lang)
-            new["classes"] = block.get("classes", [])
-            new += children
-            block.replace_self(new)
+def picklable_config(app: Sphinx) -> None:
+    """A fresh dict: codeautolink imports the functions into the config's one."""
+    app.config.codeautolink_custom_blocks = dict(BLOCKS)
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.setup_extension("sphinx.ext.intersphinx")
+    # builder-inited: after intersphinx reads the inventory, before codeautolink
+    # reads the map (same priority: in the order connected).
+    app.connect("builder-inited", read_names)
+    app.setup_extension("sphinx_codeautolink")
+    for name, value in CODEAUTOLINK.items():
+        setattr(app.config, name, value)
+    picklable_config(app)
+    app.connect("builder-inited", picklable_config, priority=600)
+    app.connect("doctree-read", skip_tutorials, priority=400)  # before codeautolink
     app.connect("missing-reference", missing_reference, priority=900)
-    app.add_post_transform(PageCodeLinks)
     app.add_post_transform(ProseCodeLinks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,38 +1,18 @@
-"""Make the intersphinx inventory of PyTorch's documentation, offline.
+"""PyTorch's intersphinx inventory, derived offline from its documentation sources.
 
-The site links PyTorch names (``torch.autograd.grad``, ``nn.Linear``,
-``Tensor.backward`` ...) to PyTorch's own documentation of the torch version
-that builds it, through ``docs/inventories/torch-<major>.<minor>.inv``. That
-file is not downloaded: it is derived from PyTorch's documentation *sources*
-(``docs/source`` of pytorch/pytorch), so every entry is a page those sources
-generate. Two steps, each a mode of this script:
+sphobjinv and Sphinx read and write inventories, but none derives one from sources.
 
-1. ``--source PYTORCH/docs/source [--ref v2.13.0]`` reads the pages in
-   ``PAGES`` and writes ``torch-X.Y.listing.txt``: one line per object a page
-   documents, as the source declares it (page, directive, current module,
-   name as written, and ``members`` when the class template documents its
-   members). Only ``autosummary`` lists with ``:toctree:`` (each entry gets a
-   page ``generated/<full name>.html``), ``auto*``/``py:*`` object directives
-   and module directives count; an autosummary without ``:toctree:`` only
-   links to pages made elsewhere.
-2. With no ``--source``, it turns the committed listing into the inventory.
-   The names are resolved the way autosummary resolves them (the current
-   module plus the name, else the name alone) in the installed torch, which
-   must be the version the listing is for; that also gives each object its
-   intersphinx role (class, function, method, attribute, property, module).
-   A class whose template documents ``:members:`` adds its own public,
-   documented members (autodoc's rule) as anchors on its page. A listed name
-   the installed torch does not have is left out and reported.
+1. ``--source PYTORCH/docs/source [--ref v2.13.0]`` writes ``torch-X.Y.listing.txt``:
+   one line per object the pages in ``PAGES`` declare (page, directive, current
+   module, name as written, ``members`` when the class template documents them).
+   Only ``autosummary`` with ``:toctree:`` (a page ``generated/<name>.html``),
+   ``auto*``/``py:*`` object directives and modules count.
+2. Without ``--source``, the committed listing becomes ``torch-X.Y.inv``: each name
+   resolved as autosummary does (current module plus name, else the name) in the
+   installed torch, which also gives its role; a ``members`` class adds its own
+   public documented members (autodoc's rule). Names torch lacks are reported.
 
-``--check`` rebuilds the inventory in memory and fails if the committed file
-differs. ``tests/site/test_torch_links.py`` runs the same derivation.
-
-Usage::
-
-    python docs/inventories/make_torch_inventory.py \\
-        --source ~/pytorch/docs/source --ref v2.13.0
-    python docs/inventories/make_torch_inventory.py           # listing -> .inv
-    python docs/inventories/make_torch_inventory.py --check
+``--check`` fails if the committed inventory differs from the listing's.
 """
 
 from __future__ import annotations
@@ -44,44 +24,20 @@ import re
 import sys
 import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent
-# The pages of PyTorch's docs that document what this site uses.
-PAGES = (
-    "torch.md",
-    "tensors.md",
-    "tensor_attributes.rst",
-    "autograd.md",
-    "func.api.md",
-    "nn.md",
-    "nn.functional.md",
-    "optim.md",
-    "checkpoint.md",
-    "testing.md",
-)
+PAGES = (  # noqa: SIM905
+    "torch.md tensors.md tensor_attributes.rst autograd.md func.api.md nn.md "
+    "nn.functional.md optim.md checkpoint.md testing.md"
+).split()
 DIRECTIVE = re.compile(r"^(\s*)\.\.\s+(?:py:)?([\w-]+)::\s*(.*?)\s*$")
 OPTION = re.compile(r"^\s+:([\w-]+):\s*(.*?)\s*$")
-OBJECTS = {
-    "autoclass",
-    "autofunction",
-    "automethod",
-    "autoattribute",
-    "autoexception",
-    "class",
-    "function",
-    "method",
-    "attribute",
-    "data",
-    "exception",
-}
-SETS_MODULE = {"currentmodule", "automodule", "module"}
+OBJECT = re.compile(r"(?:auto)?(?:class|function|method|attribute|exception)|data")
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
     """One object a PyTorch documentation page declares."""
 
     page: str  # the source file's name without suffix: its HTML page
@@ -91,13 +47,18 @@ class Row:
     members: bool  # a class page that documents its members
 
     def line(self) -> str:
-        flags = "members" if self.members else ""
-        return "\t".join([self.page, self.directive, self.module, self.name, flags])
+        return "\t".join([*self[:4], "members" if self.members else ""])
 
     @classmethod
     def parse(cls, line: str) -> Row:
         page, directive, module, name, flags = line.split("\t")
         return cls(page, directive, module, name, flags == "members")
+
+
+class Entry(NamedTuple):
+    name: str
+    role: str  # "py:function", "py:class", ...
+    uri: str  # relative to the docs' base URL, with the anchor
 
 
 def torch_series() -> str:
@@ -114,13 +75,10 @@ def inventory_path(series: str) -> Path:
     return HERE / f"torch-{series}.inv"
 
 
-# -- step 1: the sources -> the listing ---------------------------------------
 def read_page(path: Path, templates: Path) -> Iterator[Row]:
     """The objects one page declares, in order."""
-    page = path.name.rsplit(".", 1)[0]
-    lines = path.read_text(encoding="utf-8").splitlines()
-    module = ""
-    i = 0
+    page, lines = path.name.rsplit(".", 1)[0], path.read_text("utf-8").splitlines()
+    module, i = "", 0
     while i < len(lines):
         match = DIRECTIVE.match(lines[i])
         i += 1
@@ -131,70 +89,31 @@ def read_page(path: Path, templates: Path) -> Iterator[Row]:
         while i < len(lines) and (m := OPTION.match(lines[i])):
             options[m.group(1)] = m.group(2)
             i += 1
-        if directive in SETS_MODULE:
+        if directive in ("currentmodule", "automodule", "module"):
             module = argument
             if directive != "currentmodule" and "noindex" not in options:
                 yield Row(page, "module", "", argument, False)
         elif directive == "autosummary":
-            names, i = autosummary_names(lines, i, len(indent))
-            if "toctree" not in options:
-                continue
-            template = options.get("template")
-            members = bool(template) and documents_members(templates / template)
-            for name in names:
-                yield Row(page, "autosummary", module, name, members)
-        elif directive in OBJECTS:
+            names = []  # the body: entries, maybe between blank lines
+            while i < len(lines) and not lines[i].strip().startswith("```"):
+                line = lines[i]
+                if line.strip() and len(line) - len(line.lstrip()) <= len(indent):
+                    break
+                if line.strip() and not line.strip().startswith((":", "..")):
+                    names.append(line.strip())
+                i += 1
+            template = templates / options.get("template", "")
+            members = template.is_file() and ":members:" in template.read_text("utf-8")
+            if "toctree" in options:  # else it links to pages made elsewhere
+                yield from (Row(page, directive, module, n, members) for n in names)
+        elif OBJECT.fullmatch(directive):
             name = argument.split("(", 1)[0].strip()
             yield Row(page, directive, module, name, "members" in options)
-
-
-def autosummary_names(lines: list[str], i: int, indent: int) -> tuple[list[str], int]:
-    """The entries of an autosummary's body (blank lines may separate them)."""
-    names = []
-    while i < len(lines):
-        line = lines[i]
-        if line.strip() and (len(line) - len(line.lstrip()) <= indent):
-            break
-        if line.strip().startswith("```"):
-            break
-        entry = line.strip()
-        if entry and not entry.startswith((":", "..")):
-            names.append(entry)
-        i += 1
-    return names, i
-
-
-def documents_members(template: Path) -> bool:
-    return template.is_file() and ":members:" in template.read_text(encoding="utf-8")
-
-
-def write_listing(source: Path, ref: str, series: str) -> Path:
-    rows = []
-    for page in PAGES:
-        rows.extend(read_page(source / page, source / "_templates"))
-    header = [
-        f"# What PyTorch {series}'s documentation sources declare, per page:",
-        f"# pytorch/pytorch docs/source @ {ref}, read by make_torch_inventory.py.",
-        "# page\tdirective\tcurrent module\tname as written\tmembers",
-    ]
-    out = listing_path(series)
-    out.write_text("\n".join([*header, *(r.line() for r in rows)]) + "\n")
-    return out
 
 
 def read_listing(path: Path) -> list[Row]:
     lines = path.read_text(encoding="utf-8").splitlines()
     return [Row.parse(line) for line in lines if line and not line.startswith("#")]
-
-
-# -- step 2: the listing -> inventory entries ---------------------------------
-@dataclass(frozen=True, order=True)
-class Entry:
-    """One inventory entry: a documented object and where its page has it."""
-
-    name: str
-    role: str  # "py:function", "py:class", ...
-    uri: str  # relative to the docs' base URL, with the anchor
 
 
 def lookup(full: str) -> tuple[Any, Any] | None:
@@ -216,8 +135,8 @@ def lookup(full: str) -> tuple[Any, Any] | None:
 
 
 def shadowed(module: str) -> bool:
-    """Whether the package's attribute of a module's name is something else:
-    ``torch.autograd.gradcheck`` is the function, not the module, in code."""
+    """Whether the package's attribute of a module's name is something else
+    (``torch.autograd.gradcheck`` is the function in code, not the module)."""
     package, _, name = module.rpartition(".")
     if not package:
         return False
@@ -233,13 +152,13 @@ def role_of(obj: Any, parent: Any, name: str) -> str:
     alias = inspect.isclass(obj) and obj.__name__ != name.rpartition(".")[2]
     if inspect.isclass(obj) and not (alias and inspect.isclass(parent)):
         return "py:class"
-    if inspect.isclass(parent):
-        if isinstance(obj, property):
-            return "py:property"
-        if not alias and (isinstance(obj, staticmethod | classmethod) or callable(obj)):
-            return "py:method"
-        return "py:attribute"
-    return "py:function" if callable(obj) else "py:data"
+    if not inspect.isclass(parent):
+        return "py:function" if callable(obj) else "py:data"
+    if isinstance(obj, property):
+        return "py:property"
+    if not alias and (isinstance(obj, staticmethod | classmethod) or callable(obj)):
+        return "py:method"
+    return "py:attribute"
 
 
 def resolve(row: Row) -> str | None:
@@ -247,26 +166,16 @@ def resolve(row: Row) -> str | None:
     name = row.name.lstrip("~")
     absolute = name.startswith("torch.") or not row.module
     candidates = [name] if absolute else [f"{row.module}.{name}", name]
-    for full in candidates:
-        if lookup(full) is not None:
-            return full
-    return None
+    return next((full for full in candidates if lookup(full) is not None), None)
 
 
-def documented_members(cls: type) -> list[tuple[str, Any]]:
-    """A class's own public members that have their own docstring, as
-    autodoc's ``:members:`` documents them (no undocumented, no inherited)."""
-    found = []
+def documented_members(cls: type) -> Iterator[tuple[str, Any]]:
+    """A class's own public members with their own docstring (autodoc ``:members:``)."""
     for name, value in vars(cls).items():
-        if name.startswith("_"):
-            continue
         doc = getattr(value, "__doc__", None)
-        if not isinstance(doc, str) or not doc.strip():
-            continue
-        if doc == getattr(type(value), "__doc__", None):
-            continue  # a plain value: its type's docstring, not its own
-        found.append((name, value))
-    return found
+        own = isinstance(doc, str) and doc.strip() and doc != type(value).__doc__
+        if not name.startswith("_") and own:
+            yield name, value
 
 
 def entries(rows: Iterable[Row]) -> tuple[list[Entry], list[Row]]:
@@ -275,30 +184,24 @@ def entries(rows: Iterable[Row]) -> tuple[list[Entry], list[Row]]:
     missing = []
     for row in rows:
         if row.directive == "module":
-            full: str | None = row.name
-            page = f"{row.page}.html"
-            anchor = f"module-{row.name}"
-            if lookup(row.name) is None or shadowed(row.name):
-                full = None
+            found = lookup(row.name)
+            found = None if found is None or shadowed(row.name) else found
+            full, uri = row.name, f"{row.page}.html#module-{row.name}"
         else:
-            full = resolve(row)
-            page = (
-                f"generated/{full}.html"
-                if row.directive == "autosummary"
-                else f"{row.page}.html"
-            )
-            anchor = full or ""
-        if full is None:
+            full = resolve(row) or ""
+            found = lookup(full) if full else None
+            page = f"generated/{full}" if row.directive == "autosummary" else row.page
+            uri = f"{page}.html#{full}"
+        if found is None:
             missing.append(row)
             continue
-        found = lookup(full)
-        assert found is not None
         obj, parent = found
         role = role_of(obj, parent, full)
-        out.setdefault((role, full), Entry(full, role, f"{page}#{anchor}"))
+        out.setdefault((role, full), Entry(full, role, uri))
         if row.members and inspect.isclass(obj):
             for member, value in documented_members(obj):
                 name = f"{full}.{member}"
+                page = uri.split("#")[0]
                 entry = Entry(name, role_of(value, obj, name), f"{page}#{name}")
                 out.setdefault((entry.role, name), entry)
     return sorted(out.values()), missing
@@ -306,15 +209,13 @@ def entries(rows: Iterable[Row]) -> tuple[list[Entry], list[Row]]:
 
 def inventory_bytes(items: list[Entry], series: str) -> bytes:
     header = (
-        "# Sphinx inventory version 2\n"
-        "# Project: PyTorch\n"
-        f"# Version: {series}\n"
+        f"# Sphinx inventory version 2\n# Project: PyTorch\n# Version: {series}\n"
         "# The remainder of this file is compressed using zlib.\n"
     )
     body = ""
     for item in items:
         uri = item.uri
-        if uri.endswith("#" + item.name):
+        if uri.endswith("#" + item.name):  # Sphinx's short form
             uri = uri[: -len(item.name)] + "$"
         body += f"{item.name} {item.role} 1 {uri} -\n"
     return header.encode() + zlib.compress(body.encode(), 9)
@@ -322,25 +223,33 @@ def inventory_bytes(items: list[Entry], series: str) -> bytes:
 
 def read_inventory(path: Path) -> dict[str, tuple[str, str]]:
     """``{name: (role, uri)}`` of an inventory this script wrote."""
-    data = path.read_bytes()
-    head = b"".join(data.splitlines(keepends=True)[:4])
+    body = zlib.decompress(path.read_bytes().split(b"\n", 4)[4]).decode()
     found = {}
-    for line in zlib.decompress(data[len(head) :]).decode().splitlines():
+    for line in body.splitlines():
         name, role, _, uri, _ = line.split(" ")
-        found[name] = (role, uri.replace("$", name) if uri.endswith("$") else uri)
+        found[name] = (role, uri[:-1] + name if uri.endswith("$") else uri)
     return found
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--source", type=Path, help="pytorch/pytorch's docs/source")
     parser.add_argument("--ref", default="v2.13.0", help="the tag or commit read")
     parser.add_argument("--check", action="store_true", help="fail if out of date")
     args = parser.parse_args(argv)
     series = torch_series()
+    listing, target = listing_path(series), inventory_path(series)
     if args.source:
-        print(f"wrote {write_listing(args.source, args.ref, series)}")
-    listing = listing_path(series)
+        templates = args.source / "_templates"
+        rows = [r for p in PAGES for r in read_page(args.source / p, templates)]
+        listing.write_text(
+            f"# What PyTorch {series}'s documentation sources declare, per page:\n"
+            f"# pytorch/pytorch docs/source @ {args.ref}, "
+            "read by make_torch_inventory.py.\n"
+            "# page\tdirective\tcurrent module\tname as written\tmembers\n"
+            + "".join(r.line() + "\n" for r in rows)
+        )
+        print(f"wrote {listing}")
     if not listing.exists():
         print(f"no {listing.name}: run with --source PYTORCH/docs/source first")
         return 1
@@ -348,13 +257,10 @@ def main(argv: list[str]) -> int:
     for row in missing:
         print(f"left out: {row.page}: {row.directive} {row.module} {row.name}")
     data = inventory_bytes(items, series)
-    target = inventory_path(series)
     if args.check:
-        if not target.exists() or target.read_bytes() != data:
-            print(f"{target.name} is out of date: run {Path(__file__).name}")
-            return 1
-        print(f"{target.name} is up to date ({len(items)} entries)")
-        return 0
+        fresh = target.exists() and target.read_bytes() == data
+        print(f"{target.name}: {'up to date' if fresh else 'out of date: run me'}")
+        return 0 if fresh else 1
     target.write_bytes(data)
     print(f"wrote {target} ({len(items)} entries)")
     return 0

@@ -1,28 +1,14 @@
-"""Check the zh_CN catalogs: complete, current, markup intact, terms kept.
+r"""Check the zh_CN catalogs: complete, current, markup intact, terms kept.
 
-Run it after editing a catalog (``tests/site/test_translations.py`` runs it too)::
-
-    python docs/locale/check_catalogs.py [--fix-spacing] [path/to/file.po ...]
-
-``--fix-spacing`` first rewrites inline markup next to Chinese text as the
-page's parser needs it (see "Spacing" below): no visible space, and in the
-tutorials' reST an escaped space ``\\ `` where docutils needs a separator
-(``是\\ **原地**\\ 累加``); in the MyST pages nothing (``是**原地**累加``).
-It prints how many messages it changed in each catalog, and is idempotent.
-
-Each problem is printed as ``file: msgid: what is wrong``; the exit status is
-the number of problems (0: all good). The rules:
-
-* every message has a translation, and none is fuzzy (outdated);
-* inline code, roles and link targets of the English message appear unchanged
-  in the translation (so links and code still work in the zh edition);
-* a translation contains Chinese, unless the message is only code or links;
-* no visible space between inline markup and Chinese text (math and badges
-  aside), and markup that the page's parser (reST or MyST) will render;
-* the terminology in ``zh_CN/terms.csv``: a message that uses an English
-  term translates it with the one agreed Chinese term, never an alternative
-  (an avoided word is fine inside an agreed term: 操作 is avoided, 操作指南
-  is the agreed term for "how-to guide").
+``python docs/locale/check_catalogs.py [--fix-spacing] [file.po ...]`` prints each
+problem as ``file: msgid: what is wrong`` and exits with their number. Rules:
+every message translated and none fuzzy; inline code, math, role and link targets
+unchanged; Chinese in every translation of prose; no visible space between inline
+markup and Chinese text, and markup the page's parser renders; each English term
+of ``zh_CN/terms.csv`` as its one agreed Chinese term, never an avoided word
+(outside an agreed term: 操作指南 may hold the avoided 操作). ``--fix-spacing``
+first rewrites that spacing (idempotent). Sphinx's gettext checks and
+sphinx-intl's ``stat`` only count untranslated and fuzzy messages.
 """
 
 from __future__ import annotations
@@ -33,11 +19,11 @@ import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from babel.messages.catalog import Message
-from babel.messages.pofile import read_po
+from babel.messages.catalog import Catalog, Message
+from babel.messages.pofile import read_po, write_po
 from docutils.utils import punctuation_chars
 
 HERE = Path(__file__).resolve().parent
@@ -54,35 +40,27 @@ LATEX = re.compile(r"\\[A-Za-z]+")
 
 
 def is_formula(text: str) -> bool:
-    """A display-math message: LaTeX commands, and no word of prose."""
+    """LaTeX commands, and no word of prose."""
     return bool(LATEX.search(text)) and not re.search(
         r"[A-Za-z]{4,}", LATEX.sub(" ", text)
     )
 
 
-@dataclass(frozen=True)
-class Term:
-    english: tuple[str, ...]
+class Term(NamedTuple):
+    english: list[str]
     chinese: str
-    avoid: tuple[str, ...]
+    avoid: list[str]
 
     def used_in(self, text: str) -> bool:
-        return any(
-            re.search(rf"(?<![\w-]){re.escape(word)}s?(?![\w-])", text, re.I)
-            for word in self.english
-        )
+        words = "|".join(map(re.escape, self.english))
+        return bool(re.search(rf"(?<![\w-])(?:{words})s?(?![\w-])", text, re.I))
 
 
 def load_terms(path: Path = TERMS) -> list[Term]:
     with path.open(encoding="utf-8", newline="") as f:
-        return [
-            Term(
-                tuple(row["english"].split("/")),
-                row["chinese"],
-                tuple(a for a in row["avoid"].split("/") if a),
-            )
-            for row in csv.DictReader(f)
-        ]
+        rows = list(csv.DictReader(f))
+    split = lambda cell: [word for word in cell.split("/") if word]  # noqa: E731
+    return [Term(split(r["english"]), r["chinese"], split(r["avoid"])) for r in rows]
 
 
 def _prose(text: str) -> str:
@@ -93,11 +71,7 @@ def _prose(text: str) -> str:
 
 
 def _role_targets(text: str) -> Counter[str]:
-    """Roles whose target must survive translation, e.g. ``{ref}`x```.
-
-    A role with an explicit title (``{doc}`title <target>```) may translate
-    its title; only the target is compared.
-    """
+    """Roles that must survive translation; a titled one only by its target."""
     found: Counter[str] = Counter()
     for role in ROLE.findall(text):
         name, _, body = role.partition("`")
@@ -113,28 +87,14 @@ def _role_targets(text: str) -> Counter[str]:
     return found
 
 
-# -- Spacing: inline markup next to Chinese text -----------------------------------
-#
-# A visible space between Chinese text and inline markup is wrong in Chinese
-# typography ("是 **原地** 累加"): the markup touches the text it belongs to.
-# How to write that depends on the parser of the page (Sphinx parses a
-# translation with the parser of the page it belongs to):
-#
-# * reST (the tutorials: sphinx-gallery writes them as .rst): docutils only
-#   recognises markup after a space or an opening/delimiting punctuation mark
-#   and before a space or a closing/delimiting one, so where a Chinese
-#   character (or "（") touches it, write an escaped space ``\ `` that docutils
-#   removes: ``是\ **原地**\ 累加``, ````x``\ （``.
-# * MyST (the .md pages): CommonMark needs nothing: ``是**原地**累加``,
-#   ``用`x`（``; a backslash there would show. Only ``*``/``**`` obey its
-#   flanking rules: an opening ``**`` between a letter and a punctuation mark
-#   ("在**“原地”**") or a closing one between a punctuation mark and a letter
-#   ("**摘要。**在") stays literal text. Then the punctuation moves outside
-#   the emphasis (``在“**原地**”``, ``**摘要**。在``); where it cannot (code at
-#   the edge of bold, ``在**`x`**中``) one space stays, and the check says so.
-#
-# Math and badges keep their spaces to Chinese characters (a formula or a badge
-# is a box of its own), not to full-width punctuation.
+# -- Spacing: no visible space between Chinese text and inline markup ----------
+# reST (tutorials) recognises markup only after a space or opening punctuation
+# and before a space or closing punctuation: write an escaped space there
+# (``是\ **原地**\ 累加``). CommonMark (MyST pages) needs nothing
+# (``是**原地**累加``), except that ``*``/``**`` next to punctuation on the
+# inside and a letter outside stays text: the punctuation moves outside
+# (``在“**原地**”``), or, where it cannot, one space stays and is reported.
+# Math and badges keep their spaces to Chinese characters.
 
 # Chinese characters and full-width (or Chinese) punctuation.
 WIDE = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3001-\u303f\uff01-\uffee“”‘’…—"
@@ -162,13 +122,9 @@ SPACES_AFTER = re.compile(r"(?:\\ | )+")
 
 
 def catalog_syntax(catalog: Iterable[Message]) -> str:
-    """``"myst"`` for the catalog of a MyST page, else ``"rst"``: the source
-    files its messages come from (``#: ../../about.md:12``) say which."""
-    for message in catalog:
-        for filename, _ in message.locations:
-            if filename.endswith(".md"):
-                return "myst"
-    return "rst"
+    """``"myst"`` for a catalog of a MyST page (``#: ../../about.md:12``), else rst."""
+    md = any(f.endswith(".md") for m in catalog for f, _ in m.locations)
+    return "myst" if md else "rst"
 
 
 def _punct(char: str) -> bool:
@@ -183,20 +139,17 @@ def _opens(before: str, after: str) -> bool:
 
 
 def _emphasis_parses(text: str, start: int, end: int, run: int) -> bool:
-    """Whether CommonMark reads text[start:end] (``*x*``/``**x**``) as emphasis."""
+    """Whether CommonMark reads text[start:end] as emphasis."""
     before, after = text[start - 1 : start], text[end : end + 1]
     first, last = text[start + run], text[end - run - 1]
     return _opens(before, first) and _opens(after, last)  # right-flanking: mirror
 
 
-# Opening punctuation and its closing partner, for moving a pair out of emphasis.
 PAIRS = dict(zip("“‘（《「『【〔［(", "”’）》」』】〕］)", strict=True))
 
 
 def _move_punctuation_out(span: str, before: str, after: str) -> tuple[str, str, str]:
-    """``**“原地”**`` -> ``“**原地**”``, ``**摘要。**`` -> ``**摘要**。``: the
-    emphasis without the punctuation at its edges, which CommonMark cannot
-    open or close next to a letter. Returns (text before, span, text after)."""
+    """``**“原地”**`` -> ``“**原地**”``: (text before, span, text after)."""
     run = 2 if span.startswith("**") else 1
     mark, inner = span[:run], span[run:-run]
     lead = trail = ""
@@ -210,8 +163,7 @@ def _move_punctuation_out(span: str, before: str, after: str) -> tuple[str, str,
 
 
 def _split(text: str, syntax: str) -> tuple[list[str], list[str]]:
-    """The inline markup of ``text`` and the text around it: (gaps, marks),
-    ``gaps[i]`` before ``marks[i]``, ``gaps[-1]`` after the last mark."""
+    """(gaps, marks): ``gaps[i]`` before ``marks[i]``, ``gaps[-1]`` at the end."""
     pattern = MYST_MARKUP if syntax == "myst" else REST_MARKUP
     spans = list(pattern.finditer(text))
     cuts = [0, *(i for m in spans for i in m.span()), len(text)]
@@ -220,7 +172,7 @@ def _split(text: str, syntax: str) -> tuple[list[str], list[str]]:
 
 
 def _shown(mark: str) -> str:
-    """The text that inline markup shows (roughly: a role's title, if any)."""
+    """The text that inline markup shows (roughly)."""
     if m := re.fullmatch(r"(?::[\w:-]+:|\{[\w:-]+\})?`(.*)`_{0,2}", mark, re.S):
         inner = m.group(1)
         return re.sub(r"\s*<[^<>]+>$", "", inner) or inner
@@ -230,15 +182,12 @@ def _shown(mark: str) -> str:
 
 
 def _wide(text: str, index: int, boxed: bool = False) -> bool:
-    """Whether ``text[index]`` is Chinese (for math and badges: full-width
-    punctuation only, as they keep their spaces to Chinese characters)."""
+    """Whether ``text[index]`` is Chinese (``boxed``: full-width punctuation)."""
     return bool(text) and bool((PUNCT_CHAR if boxed else WIDE_CHAR).match(text[index]))
 
 
 def _unspaced(gaps: list[str], marks: list[str]) -> list[str]:
-    """``gaps`` without the spaces (and escaped spaces) that stand between
-    inline markup and a Chinese character or full-width punctuation mark: in
-    the text, or at the edge of the neighbouring markup's text."""
+    """``gaps`` without the (escaped) spaces between markup and Chinese text."""
     new = list(gaps)
     for i, gap in enumerate(gaps):
         left = marks[i - 1] if i > 0 else None
@@ -260,9 +209,7 @@ def _unspaced(gaps: list[str], marks: list[str]) -> list[str]:
 
 
 def fix_spacing(text: str, syntax: str = "rst") -> str:
-    r"""Inline markup next to Chinese text, written as ``syntax`` needs it:
-    no space between them; ``\ `` where reST needs a separator; in MyST,
-    emphasis that CommonMark can open and close."""
+    """Inline markup next to Chinese text, as ``syntax`` needs it."""
     gaps, marks = _split(text, syntax)
     if not marks:
         return text
@@ -303,8 +250,7 @@ def fix_spacing(text: str, syntax: str = "rst") -> str:
 
 
 def spaced_markup(text: str, syntax: str = "rst") -> list[str]:
-    """The inline markup of ``text`` with a visible space between it and a
-    Chinese character or full-width punctuation mark (math and badges aside)."""
+    """The inline markup of ``text`` with a visible space to Chinese text."""
     gaps, marks = _split(text, syntax)
     fixed = _unspaced(gaps, marks)
     found = []
@@ -328,8 +274,7 @@ SPACING_ADVICE = {
 
 
 def _avoided(alternative: str, text: str, terms: list[Term]) -> bool:
-    """Whether ``text`` uses ``alternative`` other than inside an agreed term
-    (操作 is avoided, 操作指南 is the agreed term for "how-to guide")."""
+    """Whether ``text`` uses ``alternative`` outside every agreed term."""
     for other in terms:
         if alternative in other.chinese:
             text = text.replace(other.chinese, "")
@@ -339,8 +284,7 @@ def _avoided(alternative: str, text: str, terms: list[Term]) -> bool:
 def problems(
     message_id: str, message_str: str, terms: list[Term], syntax: str = "rst"
 ) -> list[str]:
-    """What is wrong with one translation, as short sentences. ``syntax`` is
-    the markup of its page: ``"rst"`` (the tutorials) or ``"myst"``."""
+    """What is wrong with one translation (of a ``"rst"`` or ``"myst"`` page)."""
     if not message_str.strip():
         return ["no translation"]
     found = []
@@ -357,21 +301,16 @@ def problems(
             f"a space stays between Chinese text and {', '.join(spaced)} "
             "(CommonMark cannot close or open the emphasis without it): rephrase"
         )
-    for name, pattern in (("inline code", LITERAL), ("math", MATH)):
-        want = Counter(pattern.findall(ROLE.sub(" ", message_id)))
-        got = Counter(pattern.findall(ROLE.sub(" ", message_str)))
+    for what, count in (
+        ("inline code differs", lambda t: Counter(LITERAL.findall(ROLE.sub(" ", t)))),
+        ("math differs", lambda t: Counter(MATH.findall(ROLE.sub(" ", t)))),
+        ("roles differ", _role_targets),
+        ("link targets differ", lambda t: Counter(LINK.findall(t))),
+    ):
+        want, got = count(message_id), count(message_str)
         if want != got:
-            missing = sorted((want - got).elements())
-            extra = sorted((got - want).elements())
-            found.append(f"{name} differs: missing {missing}, extra {extra}")
-    if _role_targets(message_id) != _role_targets(message_str):
-        want, got = _role_targets(message_id), _role_targets(message_str)
-        found.append(
-            f"roles differ: missing {sorted((want - got).elements())}, "
-            f"extra {sorted((got - want).elements())}"
-        )
-    if Counter(LINK.findall(message_id)) != Counter(LINK.findall(message_str)):
-        found.append("link targets differ")
+            missing, extra = sorted((want - got).elements()), (got - want).elements()
+            found.append(f"{what}: missing {missing}, extra {sorted(extra)}")
     prose = _prose(message_id)
     if is_formula(message_id):
         return found if message_str == message_id else [*found, "formula changed"]
@@ -396,14 +335,21 @@ def problems(
     return found
 
 
+def _read(path: Path) -> Catalog:
+    with path.open("rb") as f:
+        return read_po(f)
+
+
+def _name(path: Path) -> Path:
+    return path.relative_to(CATALOGS) if path.is_relative_to(CATALOGS) else path
+
+
 def check(paths: list[Path]) -> list[str]:
     terms = load_terms()
     report = []
     for path in paths:
-        with path.open("rb") as f:
-            catalog = read_po(f)
-        name = path.relative_to(CATALOGS) if path.is_relative_to(CATALOGS) else path
-        syntax = catalog_syntax(catalog)
+        catalog = _read(path)
+        name, syntax = _name(path), catalog_syntax(catalog)
         for message in catalog:
             if not message.id:
                 continue
@@ -416,32 +362,20 @@ def check(paths: list[Path]) -> list[str]:
 
 def summary(paths: list[Path]) -> str:
     """Message counts: total, translated, fuzzy, untranslated."""
-    total = translated = fuzzy = 0
-    for path in paths:
-        with path.open("rb") as f:
-            for message in read_po(f):
-                if not message.id:
-                    continue
-                total += 1
-                fuzzy += message.fuzzy
-                translated += bool(message.string) and not message.fuzzy
-    untranslated = total - translated - fuzzy
+    found = [m for path in paths for m in _read(path) if m.id]
+    fuzzy = sum(m.fuzzy for m in found)
+    done = sum(bool(m.string) and not m.fuzzy for m in found)
     return (
-        f"{total} messages: {translated} translated, {fuzzy} fuzzy, "
-        f"{untranslated} untranslated"
+        f"{len(found)} messages: {done} translated, {fuzzy} fuzzy, "
+        f"{len(found) - done - fuzzy} untranslated"
     )
 
 
 def fix(paths: list[Path]) -> dict[Path, int]:
-    """Rewrite the catalogs' inline markup next to Chinese text as each one's
-    syntax needs it (:func:`fix_spacing`). Returns the number of messages
-    changed in each catalog; a catalog with none is not rewritten."""
-    from babel.messages.pofile import write_po
-
+    """:func:`fix_spacing` on each catalog; the number of messages it changed."""
     changed = {}
     for path in paths:
-        with path.open("rb") as f:
-            catalog = read_po(f)
+        catalog = _read(path)
         syntax = catalog_syntax(catalog)
         count = 0
         for message in catalog:
@@ -463,12 +397,7 @@ def main(argv: list[str]) -> int:
     if fixing:
         for path, count in fix(paths).items():
             if count:
-                name = (
-                    path.relative_to(CATALOGS)
-                    if path.is_relative_to(CATALOGS)
-                    else path
-                )
-                print(f"{name}: spacing fixed in {count} messages")
+                print(f"{_name(path)}: spacing fixed in {count} messages")
     report = check(paths)
     print("\n".join(report) or f"{len(paths)} catalogs: OK")
     print(summary(paths))

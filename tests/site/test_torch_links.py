@@ -9,8 +9,9 @@
   (MyST ``eval-rst`` fences, autosummary bodies with blank lines, options,
   templates that document members).
 * (slow) A throw-away site with the project's configuration: a prose
-  reference, a re-exported name, a code span and the code of a page and of a
-  tutorial link to the inventory's pages; a reference to a torch name
+  reference, a re-exported name, a code span, the code of a page (a ``>>>``
+  example with a doctest flag too) and of a tutorial link to the inventory's
+  pages; a reference to a torch name
   PyTorch does not document fails the build.
 
 ``browser_tests/site/test_torch_links.py`` checks the links of the whole built
@@ -139,6 +140,11 @@ from torch import nn
 x = torch.randn(2, requires_grad=True)
 layer = nn.Linear(2, 1)
 ```
+
+```python
+>>> torch.zeros(2)  # doctest: +ELLIPSIS
+tensor([0., 0.])
+```
 """
 
 
@@ -169,6 +175,8 @@ def test_prose_and_code_link_to_pytorch(site: Path) -> None:
         "generated/torch.no_grad.html#torch.no_grad",  # a code span
         "generated/torch.randn.html#torch.randn",  # a code cell
         "generated/torch.nn.Linear.html#torch.nn.Linear",  # nn. in a code cell
+        # an example whose doctest flag the page does not show
+        "generated/torch.zeros.html#torch.zeros",
     }
     assert {BASE + uri for uri in expected} <= page
     # Both names of Linear link to its own page, never to an attribute that
@@ -180,6 +188,7 @@ def test_prose_and_code_link_to_pytorch(site: Path) -> None:
         )
         assert links == [linear], (name, links)
     assert "cls_to_become" not in markup
+    assert "doctest:" not in markup
     tutorial = hrefs((html / "tutorials" / "01_example.html").read_text())
     assert BASE + "generated/torch.ones.html#torch.ones" in tutorial
     entries = {
