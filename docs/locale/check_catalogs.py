@@ -119,6 +119,10 @@ _AFTER = re.compile(
 )
 SPACES_BEFORE = re.compile(r"(?:\\ | )+$")  # spaces, and escaped spaces
 SPACES_AFTER = re.compile(r"(?:\\ | )+")
+HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# Math next to a Chinese character: one plain space, not "\ " and not none.
+MATH_BEFORE = re.compile(f"([{HAN}])(?:\\\\ )?((?::math:|\\{{math\\}})`)")
+MATH_AFTER = re.compile(f"((?::math:|\\{{math\\}})`[^`]*`)(?:\\\\ )?([{HAN}])")
 
 
 def catalog_syntax(catalog: Iterable[Message]) -> str:
@@ -236,6 +240,12 @@ def fix_spacing(text: str, syntax: str = "rst") -> str:
             if not _opens(gaps[i + 1][:1], last):
                 gaps[i + 1] = " " + gaps[i + 1]
     else:
+        for i, mark in enumerate(marks):
+            if mark.startswith("*") and PUNCT_CHAR.match(mark.rstrip("*")[-1]):
+                after = gaps[i + 1].removeprefix("\\ ")
+                gaps[i], marks[i], gaps[i + 1] = _move_punctuation_out(
+                    mark, gaps[i], after
+                )
         for i in range(len(marks)):
             before, after = gaps[i][-1:], gaps[i + 1][:1]
             if i > 0 and not gaps[i]:
@@ -246,7 +256,8 @@ def fix_spacing(text: str, syntax: str = "rst") -> str:
                 gaps[i] += "\\ "
             if after and not _AFTER.match(after):
                 gaps[i + 1] = "\\ " + gaps[i + 1]
-    return "".join(g + m for g, m in zip(gaps, [*marks, ""], strict=True))
+    text = "".join(g + m for g, m in zip(gaps, [*marks, ""], strict=True))
+    return MATH_AFTER.sub(r"\1 \2", MATH_BEFORE.sub(r"\1 \2", text))
 
 
 def spaced_markup(text: str, syntax: str = "rst") -> list[str]:
@@ -273,10 +284,13 @@ SPACING_ADVICE = {
 }
 
 
-def _avoided(alternative: str, text: str, terms: list[Term]) -> bool:
-    """Whether ``text`` uses ``alternative`` outside every agreed term."""
+def _avoided(alternative: str, text: str, terms: list[Term], prose: str) -> bool:
+    """Whether ``text`` uses ``alternative`` outside every agreed term (斜率 is
+    avoided for "gradient", agreed where the English says "slope")."""
     for other in terms:
-        if alternative in other.chinese:
+        if alternative in other.chinese and (
+            other.chinese != alternative or other.used_in(prose)
+        ):
             text = text.replace(other.chinese, "")
     return alternative in text
 
@@ -321,7 +335,7 @@ def problems(
         if term.used_in(prose) and term.chinese not in message_str:
             found.append(f"term {term.english[0]!r} must be {term.chinese!r}")
         for alternative in term.avoid:
-            if _avoided(alternative, message_str, terms):
+            if _avoided(alternative, message_str, terms, prose):
                 avoided.setdefault(alternative, []).append(term)
     for alternative, instead in avoided.items():
         if len(instead) == 1:
