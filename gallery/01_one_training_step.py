@@ -7,7 +7,7 @@ You write the forward computation, from the parameters to the loss; autograd
 computes the derivatives of the loss with respect to the parameters. After
 this tutorial you can run one training step by hand (forward, backward,
 update, reset), check a gradient against your own derivation, and confirm that
-``torch.optim.SGD`` does exactly the same thing.
+``torch.optim.SGD`` does the same update.
 """
 
 # %%
@@ -57,8 +57,8 @@ assert (w.grad, b.grad) == (None, None)
 # the loss at the top to the parameters at the bottom, and
 # :func:`~autograd_notes.draw_graph` draws it. Read from the bottom up, it is
 # the forward pass: ``MulBackward0`` for ``w * x``, ``AddBackward0`` for
-# ``+ b``, then the subtraction, the square and the mean. ``x`` and ``y`` do
-# not appear: nothing is recorded for tensors that do not require grad.
+# ``+ b``, then the subtraction, the square and the mean. ``x`` and ``y``
+# get no node: they do not require grad, so no gradient is computed for them.
 print(format_graph(loss, names={"w": w, "b": b}))
 try:
     fig = draw_graph(loss, names={"w": w, "b": b})
@@ -73,13 +73,29 @@ assert {id(t) for t in _leaves} == {id(w), id(b)}
 # sphinx_gallery_end_ignore
 
 # %%
-# ``loss.backward()`` walks this graph from the loss down to the *leaves*,
-# the tensors you created yourself (here ``w`` and ``b``). Each node knows the
+# The graph still uses ``x``, though: the node of ``w * x`` keeps a reference
+# to it, because the derivative of ``w * x`` with respect to ``w`` is ``x``.
+# Such *saved tensors* are what a graph costs in memory.
+mul = pred.grad_fn.next_functions[0][0]  # the node below AddBackward0
+print(f"{mul.name()} saved x: {mul._saved_other is x}")
+
+# sphinx_gallery_start_ignore
+assert (mul.name(), mul._saved_other is x) == ("MulBackward0", True)
+# sphinx_gallery_end_ignore
+
+# %%
+# ``loss.backward()`` walks this graph from the loss down to its *leaves*,
+# the tensors that no recorded operation produced: here ``w`` and ``b``.
+# (``x`` and ``y`` are leaves too, outside the graph.) Each node knows the
 # derivative of its own operation and passes the gradient on to the nodes
 # below it: the chain rule, one operation at a time. At the bottom, each
 # ``AccumulateGrad`` node stores the result in its parameter's ``.grad``:
 loss.backward()
 print(f"w.grad: {w.grad}, b.grad: {b.grad}")
+
+# sphinx_gallery_start_ignore
+assert (x.is_leaf, y.is_leaf, y.grad_fn) == (True, True, None)  # computed, yet leaves
+# sphinx_gallery_end_ignore
 
 # %%
 # Check the gradient by hand
@@ -213,8 +229,11 @@ assert losses == sorted(set(losses), reverse=True)  # strictly decreasing
 # -------------------------------
 # ``torch.optim.SGD`` does the update and the reset for you: ``step()``
 # subtracts ``lr`` times ``.grad`` from each parameter, under ``no_grad``, and
-# ``zero_grad()`` sets every ``.grad`` to ``None``. The losses and the final
-# parameters are the same numbers, bit for bit:
+# ``zero_grad()`` sets every ``.grad`` to ``None``. Here the losses and the
+# final parameters are the same numbers, bit for bit. That holds for these
+# single numbers; on a large tensor, ``step()`` computes
+# ``w.add_(w.grad, alpha=-lr)``, which rounds some entries differently in the
+# last bit, so compare those with ``torch.testing.assert_close``:
 w_sgd = torch.tensor(0.0, requires_grad=True)
 b_sgd = torch.tensor(0.0, requires_grad=True)
 optimizer = torch.optim.SGD([w_sgd, b_sgd], lr=lr)
@@ -233,6 +252,13 @@ assert torch.equal(torch.stack([w_sgd, b_sgd]), torch.stack([w, b]))
 optimizer.zero_grad()
 assert w_sgd.grad is None  # zero_grad() sets .grad to None by default
 assert (w_sgd.is_leaf, w_sgd.grad_fn) == (True, None)
+_start, _g = torch.randn(2, 1000, generator=torch.Generator().manual_seed(0))
+_big = torch.nn.Parameter(_start.clone())
+_big.grad = _g.clone()
+torch.optim.SGD([_big], lr=lr).step()
+assert torch.equal(_big.detach(), _start.add(_g, alpha=-lr))
+assert not torch.equal(_big.detach(), _start - lr * _g)  # differs in the last bits
+torch.testing.assert_close(_big.detach(), _start - lr * _g)
 # sphinx_gallery_end_ignore
 
 # %%

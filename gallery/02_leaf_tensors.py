@@ -9,8 +9,8 @@ a leaf from a non-leaf, predict which tensors hold a ``.grad`` after
 """
 
 # %%
-# A tensor you create is a leaf, a tensor you compute is not
-# -----------------------------------------------------------
+# A tensor you create is a leaf, a result that requires grad is not
+# -----------------------------------------------------------------
 # A tensor built with ``requires_grad=True`` has no history: its ``grad_fn``
 # is ``None`` and ``is_leaf`` is ``True``. An operation on it records itself
 # in the result's ``grad_fn``, so the result is not a leaf.
@@ -57,8 +57,8 @@ w.grad = None
 # Slices of a leaf that requires grad are not leaves
 # --------------------------------------------------
 # Indexing, slicing, ``view`` and ``t()`` are operations too. Each result
-# shares memory with ``w`` and has a ``grad_fn`` leading back to ``w``, so
-# none is a leaf, although no arithmetic happened.
+# has a ``grad_fn`` leading back to ``w``, so none is a leaf. These share
+# ``w``'s memory; indexing with a list, ``w[[0, 1]]``, copies instead.
 pieces = {"w[2, 3]": w[2, 3], "w[:2, :3]": w[:2, :3], "w.view(16)": w.view(16)}
 for expr, piece in pieces.items():
     print(f"{expr:10} is_leaf={piece.is_leaf}  grad_fn={piece.grad_fn.name()}")
@@ -68,6 +68,8 @@ for _piece, _name in zip([*pieces.values(), w.t()], _names, strict=True):
     assert (_piece.is_leaf, _piece.grad_fn.name()) == (False, _name)
     assert any(getattr(n, "variable", None) is w for n in walk_graph(_piece))
     assert _piece.untyped_storage().data_ptr() == w.untyped_storage().data_ptr()
+assert w[[0, 1]].untyped_storage().data_ptr() != w.untyped_storage().data_ptr()
+assert (w[[0, 1]].is_leaf, w[[0, 1]].grad_fn.name()) == (False, "IndexBackward0")
 # sphinx_gallery_end_ignore
 
 # %%

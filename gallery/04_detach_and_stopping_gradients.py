@@ -167,15 +167,15 @@ assert (x.grad.item(), w.grad.item()) == (36.0, 48.0)
 # -----------------------------------------------
 # ``detach()`` cuts one tensor. ``torch.no_grad()`` stops recording for a
 # whole block, such as an evaluation or a manual weight update: no node is
-# added, so what the block computes does not require grad. Three kinds of
-# tensor still report ``requires_grad=True``: one created with
-# ``requires_grad=True``; a view of a tensor that requires grad; and what a
-# call returns when it returns its input object itself, which requires grad
-# already. In-place operations do (exercise 2 uses this), and so do
-# conversions with nothing to do: ``.to()`` the same dtype and device,
-# ``.float()`` of a float32 tensor, ``.contiguous()`` of a contiguous one,
-# ``.type_as()`` a tensor of the same type. A conversion that copies, like
-# ``.double()``, gives a new tensor that does not require grad.
+# added (except by ``torch.autograd.grad(..., create_graph=True)``, which
+# records even here), so what the block computes does not require grad.
+# Three kinds of tensor still report ``requires_grad=True``: one created
+# with it; a view of a tensor that requires grad; and what a call returns
+# when it returns its input object itself. In-place operations do (exercise
+# 2 uses this), and so do conversions with nothing to do: ``.to()`` the same
+# dtype and device, ``.float()`` of a float32 tensor, ``.contiguous()`` of a
+# contiguous one, ``.type_as()`` a tensor of the same type. A conversion that
+# copies, like ``.double()``, gives a new tensor that does not require grad.
 weight = torch.ones(4, requires_grad=True)
 with torch.no_grad():
     made = {"weight * 2": weight * 2, "weight.double()": weight.double()}
@@ -193,6 +193,7 @@ with torch.no_grad():
     _same = [weight.to(torch.float32), weight.to("cpu"), weight.contiguous()]
     _same += [weight.float(), weight.type_as(torch.zeros(1))]
     assert not weight[::2].contiguous().requires_grad  # a copy: not contiguous
+    assert torch.autograd.grad(y, x, create_graph=True)[0].grad_fn  # y = x * x
 assert all(r is weight and r.requires_grad and r.is_leaf for r in _same)
 assert (made["weight[:2]"]._base is weight, made["weight * 2"].grad_fn) == (True, None)
 (made["weight[:2]"] * 3).sum().backward()

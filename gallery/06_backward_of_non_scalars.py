@@ -162,9 +162,10 @@ assert torch.allclose(_seen[0], dL_dy)  # what the node above y sends down
 # Autograd never forms :math:`J` (with ten million outputs and parameters it
 # would have :math:`10^{14}` entries): each node multiplies the incoming
 # vector by its local derivative, so one backward pass gives
-# :math:`v^\top J`. The full Jacobian needs one pass *per output*: row
-# :math:`i` is :math:`e_i^\top J` for the one-hot :math:`e_i`. A hook (see
-# :ref:`sphx_glr_tutorials_11_hooks.py`) counts the passes:
+# :math:`v^\top J`. The full Jacobian needs one such pass *per output* (row
+# :math:`i` is :math:`e_i^\top J` for the one-hot :math:`e_i`), unless
+# ``vectorize=True`` batches them; forward mode needs one per input. A hook
+# (see :ref:`sphx_glr_tutorials_11_hooks.py`) counts the passes:
 passes = []
 
 
@@ -181,7 +182,8 @@ passes.clear()
 f_counted(x).backward(gradient=v)
 print(f"backward(gradient=v): {len(passes)} backward pass")
 # sphinx_gallery_start_ignore
-assert (jacobian_passes, len(passes)) == (len(x), 1)
+torch.autograd.functional.jacobian(f_counted, x, vectorize=True)  # 1 batched pass
+assert (jacobian_passes, len(passes)) == (len(x), 2)
 # sphinx_gallery_end_ignore
 
 # %%

@@ -38,8 +38,10 @@ print(mask)
 # ``fn(grad)``. On a leaf this happens *before* the gradient is accumulated
 # into ``w.grad``, and if ``fn`` returns a tensor, that tensor is accumulated
 # instead. (:ref:`sphx_glr_tutorials_11_hooks.py` covers hooks in full.) So
-# one line zeroes the gradient outside the mask. Train a small regression
-# with it and plain SGD:
+# one line zeroes the gradient outside the mask, as long as the gradient is
+# finite there: ``inf * 0`` is ``nan`` (the package's version, at the end of
+# this page, uses ``torch.where``). Train a small regression with it and
+# plain SGD:
 X = torch.randn(64, 4)
 Y = X @ torch.randn(4, 4)
 
@@ -71,6 +73,9 @@ _v.register_hook(lambda g: _seen.append(g) or g * mask)
 (_v * _k).sum().backward()
 assert torch.equal(_seen[0], _k)  # the hook saw the gradient before accumulation
 assert torch.equal(_v.grad, 1 + _k * mask)  # and its result was accumulated
+_inf = torch.full((4, 4), float("inf"))
+assert (_inf * mask)[~mask].isnan().all()  # the product: nan where frozen
+assert (torch.where(mask, _inf, 0.0)[~mask] == 0).all()
 # sphinx_gallery_end_ignore
 
 
@@ -133,7 +138,8 @@ for _make, _warmup, _frozen in ((sgd_momentum, 0, 1), (_adam, 0, 1), (_adam, 10,
 # ``optimizer.register_step_post_hook(fn)`` calls
 # ``fn(optimizer, args, kwargs)`` after every ``step()``. The write is in place
 # on a leaf that requires grad, so it runs under ``torch.no_grad()``; without
-# it, autograd refuses (:ref:`sphx_glr_tutorials_02_leaf_tensors.py`):
+# it, autograd refuses, as in
+# :ref:`sphx_glr_tutorials_01_one_training_step.py`:
 def keep_frozen_by_hand(optimizer, w, mask):
     saved = w.detach().clone()
 
@@ -146,6 +152,14 @@ def keep_frozen_by_hand(optimizer, w, mask):
 
 with expect_error(RuntimeError, "leaf Variable that requires grad"):
     w.copy_(torch.where(mask, w, before))  # outside torch.no_grad()
+# sphinx_gallery_start_ignore
+from pathlib import Path
+
+_gallery = Path(keep_frozen_by_hand.__code__.co_filename).parent
+_message = "leaf Variable that requires grad"
+assert _message in (_gallery / "01_one_training_step.py").read_text()
+assert _message not in (_gallery / "02_leaf_tensors.py").read_text()
+# sphinx_gallery_end_ignore
 
 # The two failures again, with the step hook on from when the mask arrives:
 for name, make, warmup in (("decay", sgd_decay, 0), ("momentum", sgd_momentum, 10)):
@@ -165,7 +179,9 @@ for name, make, warmup in (("decay", sgd_decay, 0), ("momentum", sgd_momentum, 1
 # :func:`~autograd_notes.keep_frozen` the step hook and
 # :func:`~autograd_notes.frozen_report` the check
 # (:func:`~autograd_notes.random_mask` draws masks as above). They give bit
-# for bit the weights your hooks give, and add what those lack: handles whose
+# for bit the weights your hooks give while gradients are finite (they mask
+# with ``torch.where``: an ``inf`` at a frozen entry becomes 0, not ``nan``),
+# and add what those lack: handles whose
 # ``remove()`` takes the hooks off, ``keep_frozen`` following the parameter
 # through an in-place cast such as ``model.double()``, a report of what moved
 # on each side of the mask, and checked arguments. A mask of the wrong shape,
@@ -203,6 +219,13 @@ keep_frozen(_opt, _lin.weight, mask)
 _lin.double()(X.double()).sum().backward()
 _opt.step()
 assert torch.equal(_lin.weight[~mask], _start.double()[~mask])
+_hand, _package = (torch.nn.Parameter(torch.ones(4, 4)) for _ in "ab")
+_hand.register_hook(lambda g: g * mask)
+register_grad_mask(_package, mask)
+for _p in (_hand, _package):
+    (_p * float("inf")).sum().backward()  # an infinite gradient everywhere
+assert _hand.grad[~mask].isnan().all()  # the product
+assert (_package.grad[~mask] == 0).all()  # torch.where
 # sphinx_gallery_end_ignore
 
 # %%

@@ -278,6 +278,8 @@ print("package, prune mode:", gradgradcheck(fn, (x64, w64, mask, b64, "prune")))
 held = (x64, w64.detach(), mask, b64, "freeze")
 print("package, freeze mode, weight held fixed:", gradgradcheck(fn, held))
 # sphinx_gallery_start_ignore
+(_d,) = torch.autograd.grad(Cube.apply(t).sum(), t, create_graph=True)
+assert not _d.requires_grad  # setup_context did not record: 3 * t**2 is a constant
 # Over the whole weight, freeze mode fails gradgradcheck as it fails gradcheck.
 with expect_error(GradcheckError, "with respect to input 1"):
     gradgradcheck(fn, (x64, w64, mask, b64, "freeze"))

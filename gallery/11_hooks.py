@@ -103,11 +103,20 @@ h.register_hook(lambda grad: grad * 10)
 print("w.grad:", w.grad, "= 10 * 3 (through h) + 1 (directly)")
 # sphinx_gallery_start_ignore
 assert torch.equal(w.grad, torch.full((3,), 31.0))
+from autograd_notes import register_grad_mask
+
+_p, _m = nn.Parameter(torch.ones(2, 2)), torch.tensor([[True, False], [True, True]])
+register_grad_mask(_p, _m)
+(_p * 2).sum().backward()
+torch.optim.SGD([_p], lr=0.1, weight_decay=0.1).step()
+assert (_p.grad[~_m].item(), _p[~_m].item() < 1) == (0, True)  # moved anyway
 # sphinx_gallery_end_ignore
 
 # %%
-# This is how :func:`~autograd_notes.register_grad_mask` keeps part of a
-# weight from learning (:ref:`sphx_glr_tutorials_08_training_part_of_a_weight.py`).
+# This is how :func:`~autograd_notes.register_grad_mask` zeroes the gradient
+# of part of a weight. That alone does not keep those entries still: weight
+# decay and momentum move them anyway
+# (:ref:`sphx_glr_tutorials_08_training_part_of_a_weight.py`).
 #
 # Common mistake: registering the hook inside the training loop
 # -------------------------------------------------------------

@@ -201,8 +201,12 @@ assert torch.allclose(torch.autograd.functional.hvp(loss_fn, w.detach(), v)[1], 
 # A custom ``torch.autograd.Function``
 # (:ref:`sphx_glr_tutorials_09_writing_a_custom_function.py`) whose
 # ``backward`` uses differentiable torch operations supports double backward
-# for free. A ``backward`` that steps outside autograd (NumPy, a C++ kernel) cannot,
-# and should be marked ``@once_differentiable``. Here the critic's activation
+# for free, as long as those operations start from what autograd recorded: a
+# derivative computed in ``setup_context``, which runs without recording, is
+# a constant (the ``Cube`` of
+# :ref:`sphx_glr_tutorials_10_testing_a_custom_function.py`). A ``backward``
+# that steps outside autograd (NumPy, a C++ kernel) cannot, and should be
+# marked ``@once_differentiable``. Here the critic's activation
 # :math:`z / (1 + |z|)` has its derivative computed in plain Python numbers,
 # outside autograd, as NumPy or a compiled kernel would:
 

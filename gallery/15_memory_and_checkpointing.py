@@ -185,8 +185,9 @@ assert same
 #
 # Count runs inside ``forward``, as ``Block`` does: a forward *hook* misses
 # the second run, because checkpoint stops recomputing as soon as it has
-# every tensor it needs. Our hooks see one tensor per checkpointed block (its
-# input) from torch 2.12 on; before, two.
+# every tensor it needs. Our hooks see one tensor per checkpointed block, its
+# input (before `pytorch#174327 <https://github.com/pytorch/pytorch/pull/174327>`_,
+# in 2026, checkpoint also saved an empty placeholder tensor: two).
 _, saved = saved_by(lambda: checkpointed(x))
 print("tensors packed by our hook:", len(saved), "for", len(blocks), "blocks")
 
