@@ -128,6 +128,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(("edition", name), cases)
 
 
+SHARED = {"page_checks", "page_views"}  # the fixtures that Ahead fills
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that read the shared page checks run last: the threads of
+    ``Ahead`` check the pages meanwhile, while the others load their own."""
+    items.sort(key=lambda item: bool(SHARED & set(getattr(item, "fixturenames", ()))))
+
+
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, config: pytest.Config
 ) -> None:
@@ -333,15 +342,16 @@ class Ahead:
             self.views.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="session", autouse=True)
 def ahead(
     request: pytest.FixtureRequest, browser: Browser, base_url: str
 ) -> Iterator[Ahead]:
-    """The pages that the selected tests check, checked ahead of them."""
+    """The pages that the selected tests check, checked from the session's
+    start, ahead of them."""
     pages: dict[tuple[str, str], None] = {}
     for item in request.session.items:
         callspec = getattr(item, "callspec", None)
-        uses = {"page_checks", "page_views"} & set(getattr(item, "fixturenames", ()))
+        uses = SHARED & set(getattr(item, "fixturenames", ()))
         if callspec and uses and "page_path" in callspec.params:
             params = callspec.params
             pages[params.get("edition", "en"), params["page_path"]] = None
