@@ -343,11 +343,9 @@ class Ahead:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def ahead(
-    request: pytest.FixtureRequest, browser: Browser, base_url: str
-) -> Iterator[Ahead]:
+def ahead(request: pytest.FixtureRequest) -> Iterator[Ahead | None]:
     """The pages that the selected tests check, checked from the session's
-    start, ahead of them."""
+    start, ahead of them (None: no selected test reads them)."""
     pages: dict[tuple[str, str], None] = {}
     for item in request.session.items:
         callspec = getattr(item, "callspec", None)
@@ -355,7 +353,11 @@ def ahead(
         if callspec and uses and "page_path" in callspec.params:
             params = callspec.params
             pages[params.get("edition", "en"), params["page_path"]] = None
-    started = Ahead(browser, base_url, list(pages))
+    if not pages:
+        yield None
+        return
+    browser, base = (request.getfixturevalue(f) for f in ("browser", "base_url"))
+    started = Ahead(browser, base, list(pages))
     yield started
     started.stop()
 
