@@ -108,10 +108,10 @@ def browser(session: nox.Session) -> None:
     install(session, "-e", ".[docs,browser,pdf]")
     session.run("python", "docs/build.py", *PRINTED)
     session.run("python", "docs/pdf.py")  # the pages link the PDFs
-    # What `nox -s pdf` checks, on the PDFs just printed: CI runs this session
-    # only, so the site is built and printed once in this environment, not twice.
-    session.run("pytest", "tests/site/test_pdf.py")
-    session.run("pytest", "browser_tests", *session.posargs)
+    # What `nox -s pdf` checks, on the PDFs just printed (CI runs this session
+    # only: one build, one printing), in the same run as the browser suite, so
+    # it overlaps the checks that browser_tests/conftest.py runs in threads.
+    session.run("pytest", "tests/site/test_pdf.py", "browser_tests", *session.posargs)
 
 
 @nox.session(python=PYTHON, default=False)

@@ -20,10 +20,12 @@ fixtures ``edition_site`` and ``edition_url`` are the edition's folder and URL.
 from __future__ import annotations
 
 import os
+import queue
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -124,6 +126,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             for path in FINDERS[name](webcheck.edition_root(site, edition))
         ]
         metafunc.parametrize(("edition", name), cases)
+
+
+SHARED = {"page_checks", "page_views"}  # the fixtures that Ahead fills
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that read the shared page checks run last: the threads of
+    ``Ahead`` check the pages meanwhile, while the others load their own."""
+    items.sort(key=lambda item: bool(SHARED & set(getattr(item, "fixturenames", ()))))
 
 
 def pytest_terminal_summary(
@@ -245,12 +256,11 @@ API_PAGES = frozenset(
 assert len(API_PAGES) >= 6, f"API reference pages not found: {sorted(API_PAGES)}"
 
 
-@pytest.fixture(scope="session")
-def page_checks(
-    browser: Browser, base_url: str, page_views: views.PageViews
+def make_checks(
+    browser: Browser, base: str, page_views: views.PageViews, **options: Any
 ) -> webcheck.PageChecks:
-    """Every per-page check, from one load of each page (see PageChecks). That
-    load, in a light 1280 x 800 window, is also the page's desktop view."""
+    """The per-page checks, whose load of a page (a light 1280 x 800 window)
+    is also its desktop view in ``page_views``."""
 
     def desktop_view(
         edition: str, path: str, page: Page, visit: webcheck.Visit
@@ -258,17 +268,112 @@ def page_checks(
         page_views.keep(edition, path, "desktop", page, visit)
 
     return webcheck.PageChecks(
-        browser, base_url, VIEWPORT, api_pages=API_PAGES, on_load=desktop_view
+        browser, base, VIEWPORT, api_pages=API_PAGES, on_load=desktop_view, **options
     )
 
 
+# Threads that check pages ahead of the tests, each with its own Chromium.
+AHEAD = 2
+
+
+class Ahead:
+    """The session's ``PageChecks`` and ``PageViews``, filled ahead of the
+    tests: ``AHEAD`` threads, with a Chromium each (Playwright's sync API
+    wants one instance per thread), run the per-page checks and both views of
+    every page that the selected tests read, so a page's loads and axe runs
+    use both cores, not one. A test waits for its page; a page whose run here
+    failed is checked by its test. (pytest-xdist falls short: its
+    ``loadgroup`` cannot keep a page's tests on one worker under pytest 9.2,
+    so each worker would load and check every page again.)"""
+
+    def __init__(self, browser: Browser, base: str, pages: list[tuple[str, str]]):
+        self.views = views.PageViews(browser, base, wait=self.wait)
+        self.checks = make_checks(browser, base, self.views, wait=self.wait)
+        self.ready = {key: threading.Event() for key in pages}
+        self.todo: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
+        for key in self.ready:
+            self.todo.put(key)
+        self.threads = [
+            threading.Thread(target=self.work, args=(base,)) for _ in range(AHEAD)
+        ]
+        for thread in self.threads:
+            thread.start()
+
+    def next(self) -> tuple[str, str] | None:
+        try:
+            return self.todo.get_nowait()
+        except queue.Empty:
+            return None
+
+    def work(self, base: str) -> None:
+        from playwright.sync_api import sync_playwright
+
+        try:
+            with sync_playwright() as playwright:
+                browser = webcheck.launch_chromium(playwright)
+                found = views.PageViews(browser, base)
+                checks = make_checks(browser, base, found)
+                while (key := self.next()) is not None:
+                    try:
+                        self.checks.reports[key] = checks(*key)
+                        for size in views.WIDTHS:
+                            self.views.views[(*key, size)] = found(*key, size)
+                    except Exception:  # its test loads the page anew
+                        pass
+                    finally:
+                        self.ready[key].set()
+                found.close()
+                browser.close()
+        except Exception:  # no Chromium: the `browser` fixture says so
+            pass
+        finally:  # the pages left are checked by their tests
+            self.stop(join=False)
+
+    def wait(self, edition: str, path: str) -> None:
+        if (event := self.ready.get((edition, path))) is not None:
+            event.wait()
+
+    def stop(self, *, join: bool = True) -> None:
+        while (key := self.next()) is not None:
+            self.ready[key].set()
+        for thread in self.threads if join else ():
+            thread.join()
+        if join:
+            self.views.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def ahead(request: pytest.FixtureRequest) -> Iterator[Ahead | None]:
+    """The pages that the selected tests check, checked from the session's
+    start, ahead of them (None: no selected test reads them)."""
+    pages: dict[tuple[str, str], None] = {}
+    for item in request.session.items:
+        callspec = getattr(item, "callspec", None)
+        uses = SHARED & set(getattr(item, "fixturenames", ()))
+        if callspec and uses and "page_path" in callspec.params:
+            params = callspec.params
+            pages[params.get("edition", "en"), params["page_path"]] = None
+    if not pages:
+        yield None
+        return
+    browser, base = (request.getfixturevalue(f) for f in ("browser", "base_url"))
+    started = Ahead(browser, base, list(pages))
+    yield started
+    started.stop()
+
+
 @pytest.fixture(scope="session")
-def page_views(browser: Browser, base_url: str) -> Iterator[views.PageViews]:
+def page_checks(ahead: Ahead) -> webcheck.PageChecks:
+    """Every per-page check, from one load of each page (see PageChecks). That
+    load, in a light 1280 x 800 window, is also the page's desktop view."""
+    return ahead.checks
+
+
+@pytest.fixture(scope="session")
+def page_views(ahead: Ahead) -> views.PageViews:
     """Every page at a phone's and a desktop's width, one load each, for the
     layout and the picture checks (see PageViews)."""
-    found = views.PageViews(browser, base_url)
-    yield found
-    found.close()
+    return ahead.views
 
 
 @pytest.fixture

@@ -3,12 +3,15 @@ solutions."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urljoin
 
+import pytest
 import tomllib
 import webcheck
-from playwright.sync_api import BrowserContext
+from playwright.sync_api import Browser, BrowserContext, Page
+from views import sized_context
 
 # The summary line of a collapsed solution, per edition.
 SOLUTION = {"en": "Solution", "zh_CN": "答案"}
@@ -38,46 +41,110 @@ def test_gallery_index(
     assert visit.problems() == []
 
 
-def test_example_page(
-    context: BrowserContext, edition_url: str, edition: str, example_path: str
-):
+def output_problems(page: Page) -> list[str]:
     """The example shows its outputs and offers a valid .py and .ipynb."""
-    page, visit = webcheck.open_page(context, urljoin(edition_url, example_path))
     outputs = page.locator(".sphx-glr-script-out")
-    assert outputs.count() > 0, "no output block (.sphx-glr-script-out)"
-    assert outputs.first.is_visible()
-    assert outputs.first.inner_text().strip(), "the first output block is empty"
-    assert webcheck.download_problems(page, expected=(".py", ".ipynb")) == []
-    assert visit.problems() == []
+    problems = webcheck.download_problems(page, expected=(".py", ".ipynb"))
+    if outputs.count() == 0:
+        return ["no output block (.sphx-glr-script-out)", *problems]
+    if not outputs.first.is_visible():
+        problems.append("the first output block is not visible")
+    if not outputs.first.inner_text().strip():
+        problems.append("the first output block is empty")
+    return problems
 
 
-def test_example_ends_with_collapsed_solutions(
-    context: BrowserContext, edition_url: str, edition: str, example_path: str
-):
+def solution_problems(page: Page, edition: str) -> list[str]:
     """Every tutorial has exercises; each solution starts closed, its summary
-    in the edition's language, and opens on click."""
-    page, visit = webcheck.open_page(context, urljoin(edition_url, example_path))
+    in the edition's language, and opens on click and with Enter."""
     solutions = page.locator("details.solution")
     count = solutions.count()
-    assert 2 <= count <= 4, f"{count} exercise solutions, expected 2 to 4"
+    if not 2 <= count <= 4:
+        return [f"{count} exercise solutions, expected 2 to 4"]
+    problems = []
     for i in range(count):
         solution = solutions.nth(i)
         code = solution.locator("div.highlight-Python, div.highlight-python").first
         summary = solution.locator("summary").inner_text().strip()
-        assert summary == SOLUTION[edition], f"solution {i + 1} is {summary!r}"
-        assert solution.get_attribute("open") is None, f"solution {i + 1} starts open"
-        assert not code.is_visible(), f"solution {i + 1}'s code shows while closed"
+        if summary != SOLUTION[edition]:
+            problems.append(f"solution {i + 1} is {summary!r}")
+        if solution.get_attribute("open") is not None:
+            problems.append(f"solution {i + 1} starts open")
+        if code.is_visible():
+            problems.append(f"solution {i + 1}'s code shows while closed")
         solution.locator("summary").click()
-        assert solution.get_attribute("open") is not None
-        assert code.is_visible(), f"solution {i + 1}'s code stays hidden after a click"
+        if solution.get_attribute("open") is None:
+            problems.append(f"solution {i + 1} does not open on a click")
+        if not code.is_visible():
+            problems.append(f"solution {i + 1}'s code stays hidden after a click")
     # The keyboard opens them too: focus the summary, press Enter.
     first = solutions.first
     first.locator("summary").click()  # close it again
-    assert first.get_attribute("open") is None
+    if first.get_attribute("open") is not None:
+        problems.append("solution 1 does not close on a click")
     first.locator("summary").focus()
     page.keyboard.press("Enter")
-    assert first.get_attribute("open") is not None
-    assert visit.problems() == []
+    if first.get_attribute("open") is None:
+        problems.append("solution 1 does not open with Enter")
+    return problems
+
+
+@pytest.fixture(scope="session")
+def example_checks(
+    browser: Browser, base_url: str
+) -> Callable[[str, str], dict[str, list[str]]]:
+    """The checks of an example page (``outputs``, then ``solutions``, which
+    clicks), from one load of it, kept for the session; what went wrong while
+    it loaded and ran is added to both."""
+    reports: dict[tuple[str, str], dict[str, list[str]]] = {}
+
+    def check(edition: str, path: str) -> dict[str, list[str]]:
+        if (edition, path) not in reports:
+            context = sized_context(browser, "desktop")
+            report = {"outputs": [], "solutions": []}
+            try:
+                page, visit = webcheck.open_page(
+                    context, webcheck.page_url(base_url, edition, path)
+                )
+                for name, run in (
+                    ("outputs", lambda: output_problems(page)),
+                    ("solutions", lambda: solution_problems(page, edition)),
+                ):
+                    try:
+                        report[name] = run()
+                    except Exception as error:  # its own test says so
+                        report[name] = [f"the check stopped: {error!r}"]
+                for problems in report.values():
+                    problems += visit.problems()
+            except Exception as error:  # both tests say so
+                report = {key: [f"the page did not load: {error!r}"] for key in report}
+            finally:
+                context.close()
+            reports[edition, path] = report
+        return reports[edition, path]
+
+    return check
+
+
+def test_example_page(
+    example_checks: Callable[[str, str], dict[str, list[str]]],
+    edition: str,
+    example_path: str,
+):
+    """The example shows its outputs and offers a valid .py and .ipynb."""
+    problems = example_checks(edition, example_path)["outputs"]
+    assert problems == [], "\n".join(problems)
+
+
+def test_example_ends_with_collapsed_solutions(
+    example_checks: Callable[[str, str], dict[str, list[str]]],
+    edition: str,
+    example_path: str,
+):
+    """Every tutorial has exercises; each solution starts closed, its summary
+    in the edition's language, and opens on click (and with Enter)."""
+    problems = example_checks(edition, example_path)["solutions"]
+    assert problems == [], "\n".join(problems)
 
 
 def test_edit_and_source_links_name_files_in_the_repository(

@@ -17,6 +17,7 @@ Nothing here asserts: the tests judge the measurements.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import webcheck
@@ -211,9 +212,16 @@ class PageViews:
     that the page is not loaded again for it.
     """
 
-    def __init__(self, browser: Browser, base: str) -> None:
+    def __init__(
+        self,
+        browser: Browser,
+        base: str,
+        *,
+        wait: Callable[[str, str], None] | None = None,
+    ) -> None:
         self.browser = browser
         self.base = base
+        self.wait = wait  # (edition, path): waits for a view measured elsewhere
         self.contexts: dict[str, BrowserContext] = {}
         self.views: dict[tuple[str, str, str], dict[str, Any]] = {}
 
@@ -235,6 +243,8 @@ class PageViews:
         """``{"load": [...], "layout": {...}, "pictures": [...]}`` of page
         ``path`` of ``edition`` at ``size``."""
         key = (edition, path, size)
+        if self.wait is not None:
+            self.wait(edition, path)
         if key not in self.views:
             url = webcheck.page_url(self.base, edition, path)
             page, visit = webcheck.open_page(self.context(size), url)

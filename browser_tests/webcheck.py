@@ -1087,7 +1087,9 @@ class PageChecks:
         *,
         api_pages: frozenset[str] = frozenset(),
         on_load: Callable[[str, str, Page, Visit], None] | None = None,
+        wait: Callable[[str, str], None] | None = None,
     ) -> None:
+        self.wait = wait  # (edition, page_path): waits for a report made elsewhere
         self.browser = browser
         self.base = base
         self.viewport = viewport
@@ -1105,6 +1107,8 @@ class PageChecks:
 
     def __call__(self, edition: str, page_path: str) -> dict[str, list[str]]:
         key = (edition, page_path)
+        if self.wait is not None:
+            self.wait(edition, page_path)
         if key not in self.reports:
             context = self._context("light")
             hook = self.on_load and functools.partial(self.on_load, edition, page_path)
