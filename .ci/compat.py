@@ -55,13 +55,6 @@ def make_env(version: str, log: Path) -> Path:
     return python
 
 
-def install_package(python: Path, log: Path) -> None:
-    """This package from a fresh wheel: what a reader gets from pip."""
-    cmd = [str(python), "-m", "pip", "install", "--quiet", "--no-deps"]
-    if not run([*cmd, "--force-reinstall", str(ROOT)], log):
-        raise SystemExit(f"could not install the package; see {log}")
-
-
 def pytest_counts(python: Path, log: Path, name: str, *args: str) -> str:
     """Run pytest, return ``passed/total`` (skipped tests did not pass)."""
     report = log.with_suffix(f".{name}.xml")
@@ -97,7 +90,10 @@ def page_code(cells: list[str]) -> str:
 
 
 def check_version(python: Path, log: Path) -> dict[str, str]:
-    install_package(python, log)
+    # The package from a fresh wheel, as a reader gets it from pip.
+    pip = [str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall"]
+    if not run([*pip, str(ROOT)], log):
+        raise SystemExit(f"could not install the package; see {log}")
     package = ["tests/package", "-n", str(WORKERS), "--dist", "loadfile"]
     results = {
         "package tests": pytest_counts(python, log, "package", *package),

@@ -41,8 +41,7 @@ def inputs() -> list[Path]:
 
 
 def sphinx(language: str, options: list[str], **kwargs: Any) -> subprocess.Popen[str]:
-    # -u: unbuffered, so a log file shows the English lines in the order
-    # they happened relative to this script's own.
+    # -u: unbuffered, so the log shows its lines in order with this script's.
     cmd = [sys.executable, "-u", "-m", "sphinx", "-W", "--keep-going", "-j", "auto"]
     cmd += ["-b", "html", "-D", f"language={language}", *options]
     cmd += [str(ROOT / "docs"), str(EDITIONS[language])]
@@ -55,8 +54,8 @@ def heading(language: str) -> str:
 
 
 def wait_until_read(build: subprocess.Popen[str], since: int) -> None:
-    """Return once ``build`` has read every page (it then pickles its
-    environment, before writing any page), or has exited."""
+    """Return once ``build`` has read every page (it pickles its environment
+    before it writes any) or has exited."""
     pickle = EDITIONS["en"] / ".doctrees" / "environment.pickle"
     while build.poll() is None:
         if pickle.exists() and pickle.stat().st_mtime_ns >= since:
