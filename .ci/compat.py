@@ -1,35 +1,23 @@
-"""Run what a reader runs under each supported torch, and print one table.
+"""Run what a reader runs under each torch: ``python .ci/compat.py 2.13.0 2.15.0``.
 
-For every torch version given on the command line this makes a fresh virtual
-environment, installs that torch and the package from its wheel (everything
-else pinned by ``constraints.txt``), then runs, with warnings as errors:
-
-* the package's tests (``tests/package/``: the site's own checks are in
-  ``tests/site/`` and do not depend on torch's version) and the doctests
-  of ``src/``;
-* every gallery script, as ``python -W error gallery/NN_name.py``;
-* the code of every executed page (``file_format: mystnb``), cell after cell
-  in one process, as the page's reader would paste it: every code cell that
-  the docs build executes, hidden ones (``remove-cell``) included. The cells
-  come from myst-nb's own reader, the one the build uses, so what runs here
-  is what the build runs (``tests/site/test_compat.py`` counts them).
-
-Usage: ``python .ci/compat.py 2.13.0 2.15.0`` (``nox -s compat`` runs it with
-pyproject.toml's ``verified-torch``).
-The exit status is non-zero if anything failed under any version.
+In a fresh venv per version (torch, and the package from its wheel; the rest
+pinned by constraints.txt), with warnings as errors: tests/package, the doctests
+of src/, every gallery script, and every code cell of every executed page
+(hidden ones included, read with myst-nb's reader as the build reads them;
+tests/site/test_compat.py counts them). Prints a table; non-zero if anything failed.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import venv
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from xml.etree import ElementTree
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".nox" / "compat-envs"
@@ -40,8 +28,7 @@ WORKERS = 2
 def run(cmd: list[str], log: Path, **kwargs: object) -> bool:
     """Run ``cmd``, append its output to ``log``, return whether it passed."""
     with log.open("a") as out:
-        out.write(f"\n$ {' '.join(cmd)}\n")
-        out.flush()
+        print(f"\n$ {' '.join(cmd)}", file=out, flush=True)
         done = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, **kwargs)  # type: ignore[call-overload]
     return bool(done.returncode == 0)
 
@@ -59,22 +46,13 @@ def make_env(version: str, log: Path) -> Path:
         lines = (ROOT / "constraints.txt").read_text().splitlines()
         pins.write_text("\n".join(x for x in lines if not x.startswith("torch==")))
         wanted_pkgs = [*pip, f"torch=={version}", f"{ROOT}[test]"]
-        # The machine's pip config may cap torch below the newest release
-        # (this workplace's caps it at 2.14.1 and serves older releases from
-        # local wheels): a version it refuses comes from the index, with the
-        # config bypassed for that one install.
+        # A pip config that caps torch (this machine's: 2.14.1) is bypassed
+        # for a version it refuses.
         bypass = {**os.environ, "PIP_CONFIG_FILE": os.devnull}
         if not (run(wanted_pkgs, log) or run(wanted_pkgs, log, env=bypass)):
             raise SystemExit(f"could not install torch=={version}; see {log}")
         stamp.write_text(wanted)
     return python
-
-
-def install_package(python: Path, log: Path) -> None:
-    """This package from a fresh wheel: what a reader gets from pip."""
-    cmd = [str(python), "-m", "pip", "install", "--quiet", "--no-deps"]
-    if not run([*cmd, "--force-reinstall", str(ROOT)], log):
-        raise SystemExit(f"could not install the package; see {log}")
 
 
 def pytest_counts(python: Path, log: Path, name: str, *args: str) -> str:
@@ -83,31 +61,26 @@ def pytest_counts(python: Path, log: Path, name: str, *args: str) -> str:
     cmd = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     cmd += ["-o", "addopts=", "-W", "error", "--import-mode=importlib", *args]
     run([*cmd, f"--junit-xml={report}"], log, cwd=ROOT)
-    text = report.read_text() if report.exists() else ""
-    total = failed = 0
-    for suite in re.finditer(r"<testsuite [^>]*>", text):
-        attrs = dict(re.findall(r'(\w+)="([^"]*)"', suite.group(0)))
-        total += int(attrs["tests"])
-        # A skipped test checked nothing under this torch: it counts as failed.
-        failed += sum(int(attrs[k]) for k in ("failures", "errors", "skipped"))
+    suites = (
+        list(ElementTree.parse(report).iter("testsuite")) if report.exists() else []
+    )
+    total = sum(int(s.get("tests", 0)) for s in suites)
+    # A skipped test checked nothing under this torch: it counts as failed.
+    bad = ("failures", "errors", "skipped")
+    failed = sum(int(s.get(k, 0)) for s in suites for k in bad)
     return f"{total - failed}/{total}"
 
 
 def page_cells(page: Path) -> list[str] | None:
-    """The non-empty code cells of an executed page, or None for a static page.
-
-    myst-nb's reader is the one the docs build executes the page with: it
-    takes each cell's options (``:tags:``, a ``---`` block) off its source.
-    """
-    from myst_nb.core.read import (
-        is_myst_markdown_notebook,
-        read_myst_markdown_notebook,
-    )
+    """The non-empty code cells of an executed page (options off, by myst-nb's
+    reader, as the build executes it), or None for a static page."""
+    from myst_nb.core.read import is_myst_markdown_notebook as is_notebook
+    from myst_nb.core.read import read_myst_markdown_notebook as read_notebook
 
     text = page.read_text(encoding="utf-8")
-    if not is_myst_markdown_notebook(text):
+    if not is_notebook(text):
         return None
-    cells = read_myst_markdown_notebook(text).cells
+    cells = read_notebook(text).cells
     return [c.source for c in cells if c.cell_type == "code" and c.source.strip()]
 
 
@@ -117,7 +90,10 @@ def page_code(cells: list[str]) -> str:
 
 
 def check_version(python: Path, log: Path) -> dict[str, str]:
-    install_package(python, log)
+    # The package from a fresh wheel, as a reader gets it from pip.
+    pip = [str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall"]
+    if not run([*pip, str(ROOT)], log):
+        raise SystemExit(f"could not install the package; see {log}")
     package = ["tests/package", "-n", str(WORKERS), "--dist", "loadfile"]
     results = {
         "package tests": pytest_counts(python, log, "package", *package),
@@ -140,8 +116,7 @@ def check_version(python: Path, log: Path) -> dict[str, str]:
     results["gallery scripts"] = f"{sum(passed[: len(scripts)])}/{len(scripts)}"
     page_passed = passed[len(scripts) :]
     results["pages"] = f"{sum(page_passed)}/{len(codes)}"
-    # A page's script stops at its first failing cell: only a passed page
-    # ran all of its cells.
+    # A page stops at its first failing cell: only a passed page ran them all.
     counts = [len(cells) for _, cells in codes]
     ran = sum(n for ok, n in zip(page_passed, counts, strict=True) if ok)
     results["page cells"] = f"{ran}/{sum(counts)}"
@@ -166,8 +141,7 @@ def main(versions: list[str]) -> int:
     logs = {v: WORK / f"torch-{v}.log" for v in versions}
     for log in logs.values():
         log.write_text("")
-    # All environments are made at once, so the newest torch (a download of
-    # about 3 GB) arrives while the oldest one's checks run.
+    # The newest torch (about 3 GB) downloads while the oldest one's checks run.
     with ThreadPoolExecutor(len(versions)) as pool:
         envs = {v: pool.submit(make_env, v, logs[v]) for v in versions}
         table = {v: check_version(envs[v].result(), logs[v]) for v in versions}

@@ -1,22 +1,13 @@
 """Build both editions of the site: ``python docs/build.py [sphinx options]``.
 
-1. English into ``docs/_build/html``. This build executes every tutorial and
-   page (or reuses their cached outputs when nothing they depend on changed).
-2. Simplified Chinese into ``docs/_build/html/zh_CN``, from the same sources
-   with ``-D language=zh_CN``. It reuses what the English build executed, so
-   nothing runs a second time. It starts as soon as the English build has
-   read (and so executed) everything, while the English pages are written;
-   its log is printed after the English one.
-
-Both are strict (``-W --keep-going``) and read pages on every core
-(``-j auto``). When no input changed since the last successful build (the
-sources, the catalogs, the package, the pins, the options), nothing is run
-at all.
+English into ``docs/_build/html`` (executing what changed), then zh_CN into
+``html/zh_CN`` from the same sources and executed outputs, started once the
+English build has read every page; its log follows the English one. Both are
+strict and parallel. Nothing runs when no input changed since the last success.
 """
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 import sys
 import tempfile
@@ -25,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+from freshness import fingerprint, unchanged  # noqa: E402
+
 BUILD = ROOT / "docs" / "_build"
 EDITIONS = {"en": BUILD / "html", "zh_CN": BUILD / "html" / "zh_CN"}
 # Generated inside docs/ by the build itself: not inputs.
@@ -39,28 +33,15 @@ def inputs() -> list[Path]:
     found = [ROOT / "pyproject.toml", ROOT / "constraints.txt"]
     for folder in ("docs", "gallery", "src"):
         for path in sorted((ROOT / folder).rglob("*")):
-            parts = set(path.relative_to(ROOT).parts)
-            if (
-                path.is_file()
-                and not parts & GENERATED
-                and path.suffix != ".mo"
-                and path.relative_to(ROOT) not in AFTERWARDS
-            ):
+            relative = path.relative_to(ROOT)
+            skip = set(relative.parts) & GENERATED or path.suffix == ".mo"
+            if not skip and relative not in AFTERWARDS:
                 found.append(path)
     return found
 
 
-def fingerprint(options: list[str]) -> str:
-    digest = hashlib.sha256(" ".join([sys.executable, *options]).encode())
-    for path in inputs():
-        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
 def sphinx(language: str, options: list[str], **kwargs: Any) -> subprocess.Popen[str]:
-    # -u: unbuffered, so a log file shows the English lines in the order
-    # they happened relative to this script's own.
+    # -u: unbuffered, so the log shows its lines in order with this script's.
     cmd = [sys.executable, "-u", "-m", "sphinx", "-W", "--keep-going", "-j", "auto"]
     cmd += ["-b", "html", "-D", f"language={language}", *options]
     cmd += [str(ROOT / "docs"), str(EDITIONS[language])]
@@ -73,8 +54,8 @@ def heading(language: str) -> str:
 
 
 def wait_until_read(build: subprocess.Popen[str], since: int) -> None:
-    """Return once ``build`` has read every page (it then pickles its
-    environment, before writing any page), or has exited."""
+    """Return once ``build`` has read every page (it pickles its environment
+    before it writes any) or has exited."""
     pickle = EDITIONS["en"] / ".doctrees" / "environment.pickle"
     while build.poll() is None:
         if pickle.exists() and pickle.stat().st_mtime_ns >= since:
@@ -83,9 +64,9 @@ def wait_until_read(build: subprocess.Popen[str], since: int) -> None:
 
 
 def main(options: list[str]) -> int:
-    current = fingerprint(options)
+    current = fingerprint(ROOT, inputs(), sys.executable, *options)
     built = all((out / "index.html").exists() for out in EDITIONS.values())
-    if built and STAMP.exists() and STAMP.read_text() == current:
+    if built and unchanged(STAMP, current):
         print("docs: no input changed since the last build; nothing to do.")
         return 0
     STAMP.unlink(missing_ok=True)

@@ -1,20 +1,9 @@
-"""Link the whole-site PDFs that ``docs/pdf.py`` prints (``nox -s pdf``).
+"""Link the whole-site PDFs that ``docs/pdf.py`` prints, in a ``-D site_pdf=1`` build.
 
-Two jobs:
-
-* :func:`whole_site_button` (``html-page-context``): the header's download
-  menu offers "PDF of the whole site" (the edition's PDF) where
-  sphinx-book-theme offered ".pdf", which only printed the page;
-* the ``sitepdf`` role links a PDF from the text: ``{sitepdf}`English <en>```
-  links ``_static/pdf/autograd-notes-en.pdf`` of the edition the page is in
-  (``docs/pdf.py`` writes both PDFs into both editions).
-
-The PDFs are printed from the built HTML, so they are written after this
-build, and only by a build that is told it will print them: ``-D
-site_pdf=1`` (``nox -s pdf`` and ``nox -s browser`` pass it, and so do the
-hosting configurations). Without it, ``nox -s docs`` links no PDF (the
-theme's print-this-page entry goes too, and the role's text is plain), so
-the site it builds has no dead link.
+The header's download menu offers the edition's PDF where sphinx-book-theme
+offered ".pdf" (print this page); ``{sitepdf}`English <en>``` links an
+edition's PDF from the text. Without site_pdf (``nox -s docs``) no PDF is
+printed, so neither links one: no dead link.
 """
 
 from __future__ import annotations
@@ -29,6 +18,7 @@ from sphinx.locale import get_translation
 
 EDITIONS = ("en", "zh_CN")
 PROJECT = "autograd-notes"
+LABEL = "download-pdf-button"
 _ = get_translation("sphinx")  # the theme's strings' catalog (sphinx.locale._)
 ROLE = re.compile(r"^(?P<text>.+?)\s*<(?P<edition>[\w-]+)>$", re.S)
 
@@ -41,24 +31,22 @@ def pdf_path(edition: str) -> str:
 def whole_site_button(
     app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
-    """Replace the theme's print-this-page entry with the edition's PDF, or
-    drop it in a build that prints no PDF."""
+    """The theme's print-this-page entry: the edition's PDF, or nothing."""
+    link = {
+        "type": "link",
+        "url": context["pathto"](pdf_path(app.config.language), 1),
+        "text": _("PDF of the whole site"),
+        "tooltip": _("Download the whole site as one PDF"),
+        "icon": "fas fa-file-pdf",
+        "label": LABEL,
+    }
     for group in context.get("header_buttons", []):
-        buttons = group.get("buttons", [])
-        if not app.config.site_pdf:
-            kept = [b for b in buttons if b.get("label") != "download-pdf-button"]
-            buttons[:] = kept
-            continue
-        for index, button in enumerate(buttons):
-            if button.get("label") == "download-pdf-button":
-                group["buttons"][index] = {
-                    "type": "link",
-                    "url": context["pathto"](pdf_path(app.config.language), 1),
-                    "text": _("PDF of the whole site"),
-                    "tooltip": _("Download the whole site as one PDF"),
-                    "icon": "fas fa-file-pdf",
-                    "label": "download-pdf-button",
-                }
+        if "buttons" in group:
+            group["buttons"] = [
+                link if button.get("label") == LABEL else button
+                for button in group["buttons"]
+                if app.config.site_pdf or button.get("label") != LABEL
+            ]
 
 
 def sitepdf_role(

@@ -20,7 +20,9 @@ site is built). A missing PDF fails, never skips. For each edition:
 * the text is the site's text: every short plain Chinese sentence of the
   catalogs that the Chinese pages show, and every line of every executed
   output on the site, is in the text extracted from the PDF;
-* every picture of the site is in it.
+* every picture of the site is in it;
+* no launch bar (its links lead nowhere on paper), and each tutorial card is
+  printed whole on one sheet, inside the margins.
 """
 
 from __future__ import annotations
@@ -247,9 +249,8 @@ def page_text_html(edition: str) -> str:
     for doc in site_pages(edition):
         article = doc.soup.select_one("article.bd-article")
         article = article.__copy__()
-        for selector in pdf.DROP:
-            for node in article.select(selector):
-                node.decompose()
+        for node in article.select(pdf.DROP):
+            node.decompose()
         parts.append(article.get_text())
     return squeeze("".join(parts))
 
@@ -338,3 +339,50 @@ def test_every_page_links_the_pdfs(edition: str):
     index = site_pages(edition)[0].soup
     names = {str(a["href"]).rsplit("/", 1)[-1] for a in index.select("a.sitepdf")}
     assert names == {pdf.pdf_name(e) for e in EDITIONS}, names
+
+
+def test_no_launch_bar(edition: str):
+    """The bar's labels ("Open in Colab", ...) are not printed under titles."""
+    labels = {
+        squeeze(link.get_text())
+        for doc in site_pages(edition)
+        for link in doc.soup.select("article .launch-bar a")
+    }
+    assert len(labels) >= 3, labels
+    printed = [label for label in labels if label in all_text(edition)]
+    assert printed == []
+
+
+def test_tutorial_cards_are_whole_and_inside_the_margins(edition: str):
+    index = next(d for d in site_pages(edition) if d.path == "tutorials/index.html")
+    cards = [
+        squeeze(card.get_text())
+        for card in index.soup.select("article .sphx-glr-thumbnail-title")
+    ]
+    assert len(cards) >= 16, cards
+    texts = [squeeze(t) for t in page_texts(edition)]
+    split = [card for card in cards if not any(card in t for t in texts)]
+    assert split == [], "cards split across sheets"
+    # Every picture of the cards' sheets lies within the 16 mm side margins.
+    margin, slack = 16 / 25.4 * 72, 2
+    sheets = [i for i, t in enumerate(texts) if any(c in t for c in cards)]
+    assert len(sheets) >= 2, sheets
+    for number in sheets:
+        page = reader(edition).pages[number]
+        xs = pictures_x(page)
+        assert xs, f"sheet {number + 1}: no picture"
+        where = f"sheet {number + 1}: drawn from x={min(xs):.0f} to {max(xs):.0f} pt"
+        assert min(xs) >= margin - slack, where
+        assert max(xs) <= float(page.mediabox.width) - margin + slack, where
+
+
+def pictures_x(page: Any) -> list[float]:
+    """The left and right edges (pt) of every picture drawn on ``page``."""
+    xs: list[float] = []
+
+    def seen(operator: bytes, operands: Any, cm: list[float], tm: Any) -> None:
+        if operator == b"Do":  # cm maps the picture's unit square
+            xs.extend([cm[4], cm[4] + cm[0]])
+
+    page.extract_text(visitor_operand_before=seen)
+    return xs
