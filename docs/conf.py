@@ -59,20 +59,18 @@ extensions = [
     "englishdocstrings",  # the API reference stays English: not in the catalogs
     "translationchecks",  # zh_CN: no message untranslated, fuzzy or unrendered
     "themestrings",  # zh_CN: our words for the theme's interface strings
-    "zhdownloads",  # zh_CN: the tutorials' downloads with Chinese text cells
     "zhsearch",  # zh_CN: search splits Chinese words and runs
     "codecomments",  # comments in code: in the catalogs, translated on zh pages
     "parallelread",  # -j: every core executes its share of the pages
     "redirects",  # old tutorial URLs lead to the renumbered pages
     "tutorialcards",  # gallery cards: translated, numbered, drawn when no figure
     "figures",  # 2x figures, graph alt text and legends in the page's language
-    "notebooks",  # a notebook for every executed page; no Sphinx markup in any
+    "downloads",  # every .py, .ipynb and .zip, both editions, in one pass
     "launchbar",  # Colab, notebook, script and source links atop executed pages
     "sitepdf",  # links the whole-site PDFs that docs/pdf.py prints
     "torchlinks",  # PyTorch names link to PyTorch's docs, in code and prose
     "searchsnippets",  # search results quote the article, not the theme
     "sitewheel",  # the package's wheel, published with the site
-    "standalone",  # downloads install that wheel: they run outside the repo
 ]
 
 exclude_patterns = [

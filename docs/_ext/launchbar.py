@@ -61,7 +61,7 @@ def launch_links(
 ) -> dict[str, str] | None:
     """The bar's links for a page, or None if the page runs no code."""
     from editlinks import source_in_repository
-    from notebooks import executed_pages
+    from downloads import executed_pages
 
     options = app.config.html_theme_options
     repository = options["repository_url"].rstrip("/")
