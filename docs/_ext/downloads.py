@@ -1,27 +1,14 @@
 """Every download, in one pass: scripts, notebooks and zips of both editions.
 
-:func:`write_downloads` (``build-finished``) writes, in the edition being built:
-
-* each tutorial's ``_downloads/**/NN_name.py``: its text translated (zh_CN),
-  Sphinx markup made plain (links to the hosted pages, ``$math$``, indented
-  math and code), rewrapped at 79 columns; its code without the hidden checks
-  and ``sphinx_gallery_*`` comments, comments translated; an install cell
-  after the docstring; a last cell saving the figures of a script that draws;
-* each tutorial's ``.ipynb`` (and a copy in ``notebooks/tutorials/``, which
-  ``docs/publish_notebooks.py`` publishes), from the same blocks through
-  sphinx-gallery's ``jupyter_notebook``, with ``first_notebook_cell`` the
-  ``%pip install`` of the site's wheel (``sitewheel``);
-* ``notebooks/<docname>.ipynb`` for each MyST page that executes code: cells
-  the page removes dropped, cells whose input it removes hidden and without
-  their asserts, text translated, the same install cell first;
-* every ``.zip`` of ``_downloads`` rebuilt from those files, fixed timestamps.
-
-Markdown has no Sphinx markup left (:func:`to_markdown`; what is left fails
-the build), bold spans close in CommonMark, solutions are collapsed.
-Kept ours: sphinx-gallery copies the English script verbatim (hidden checks,
-markup), translates nothing, and has one ``first_notebook_cell`` per build
-(set here per notebook: the ``[plot]`` extra only where it draws);
-``last_notebook_cell`` is unused: a notebook shows its figures inline.
+:func:`write_downloads` (``build-finished``) writes each tutorial's ``.py``
+(translated, Sphinx markup made plain text, no hidden checks, an install cell,
+a figure-saving last cell) and ``.ipynb`` (sphinx-gallery's ``jupyter_notebook``
+of the same blocks), each executed page's notebook (hidden cells dropped or
+collapsed without asserts), each edition's ``notebooks/`` (what Colab opens),
+and every ``.zip`` (fixed timestamps). Ours: sphinx-gallery copies the English
+script verbatim and translates nothing; its ``first_notebook_cell`` is set per
+notebook (``[plot]`` where it draws); no ``last_notebook_cell``: notebooks show
+figures inline.
 """
 
 from __future__ import annotations
@@ -37,9 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from catalogs import messages
-from codecomments import CommentError, translate_comments, width, wrap
+from codecomments import (
+    NO_LINE_END,
+    NO_LINE_START,
+    CommentError,
+    translate_comments,
+    width,
+    wrap,
+)
 from editions import EDITIONS
-from exercises import collapse_in_notebook
+from exercises import HIDDEN, collapse_in_notebook
 from sitewheel import requirement
 from sphinx.application import Sphinx
 from sphinx.util import logging
@@ -50,15 +44,8 @@ TEXT: dict[str, dict[str, str]] = {
     "en": {
         "install_title": "Install the helper package",
         "install": (
-            "This script imports `autograd_notes`, a small helper package "
-            "written for this site; it is not on PyPI. Before you run the "
-            "script, install the exact version that produced the outputs on "
-            "the site ({version}), from the site itself{plot}, once, in the "
-            "environment you run it in (it needs only torch):"
-        ),
-        "install_cell": (
-            "`autograd_notes` is not on PyPI: this installs the version that "
-            "produced the site's outputs ({version}), from the site{plot}"
+            "`autograd_notes` is not on PyPI: install the version that produced "
+            "the site's outputs ({version}) from the site{plot}; it needs only torch:"
         ),
         "plot": ", with matplotlib and networkx for the figures",
         "figures_title": "Keep the figures",
@@ -72,13 +59,8 @@ TEXT: dict[str, dict[str, str]] = {
     "zh_CN": {
         "install_title": "安装辅助包",
         "install": (
-            "本脚本导入`autograd_notes`，这是为本站编写的一个小型辅助包，"
-            "不在 PyPI 上。运行脚本之前，请在运行它的环境中安装一次产生本站输出的"
-            "版本（{version}），安装包由本站提供{plot}；它只依赖 torch："
-        ),
-        "install_cell": (
-            "`autograd_notes`不在 PyPI 上：本单元格从本站安装产生本站输出的"
-            "版本（{version}）{plot}"
+            "`autograd_notes`不在 PyPI 上：从本站安装产生本站输出的版本"
+            "（{version}）{plot}；它只依赖 torch："
         ),
         "plot": "，并附带绘图所需的 matplotlib 和 networkx",
         "figures_title": "保存图形",
@@ -115,8 +97,8 @@ ROLE = re.compile(
     r"|\{(?:py:)?(?P<myst>[a-z][\w-]*)\}`(?P<b>[^`]+)`"  # {func}`x`
 )
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
-BADGE = re.compile(r"^\{bdg-[\w-]+\}`[^`]*`[ \t]*\n(?:[ \t]*\n)?", re.M)  # a badge paragraph
-OPENING, CLOSING = "（《「『“‘", "，。、：；？！）》」』”’"
+BADGE = re.compile(r"^\{bdg-[\w-]+\}`[^`]*`[ \t]*\n(?:[ \t]*\n)?", re.M)
+OPENING, CLOSING = "".join(NO_LINE_END), "".join(NO_LINE_START)
 BOLD = re.compile(rf"\*\*([{OPENING}]*)([^*\n]+?)([{CLOSING}]*)\*\*")
 
 
@@ -126,38 +108,24 @@ class Resolver:
 
     docname: str  # the page the text comes from (relative :doc: targets)
     base: str  # the hosted edition's URL, ending in /
-    labels: dict[str, tuple[str, str, str]]  # label -> docname, anchor, title
-    terms: dict[tuple[str, str], tuple[str, str]]  # ("term", name) -> docname, anchor
-    objects: dict[str, tuple[str, str]]  # Python name -> docname, anchor
-    titles: dict[str, str]  # docname -> title
+    # (role, name) -> (docname, anchor, title); role: doc, ref, term or py
+    targets: dict[tuple[str, str], tuple[str, str, str]]
     substitutions: dict[str, Any] = field(default_factory=dict)
-    suffix: str = ".html"
 
     @classmethod
     def from_app(cls, app: Sphinx, docname: str) -> Resolver:
         env, language = app.env, app.config.language
         std, py = env.domaindata["std"], env.domaindata["py"]
+        targets = {("ref", k): tuple(v) for k, v in std["labels"].items()}
+        targets |= {(k, n): (*v[:2], n) for (k, n), v in std["objects"].items()}
+        for table in (py["modules"], py["objects"]):
+            targets |= {("py", k): (v.docname, v.node_id, k) for k, v in table.items()}
+        for name in env.found_docs:
+            title = env.titles[name].astext() if name in env.titles else name
+            targets[("doc", name)] = (name, "", title)
         folder = EDITIONS[language][1] if language in EDITIONS else f"{language}/"
-        return cls(
-            docname=docname,
-            base=app.config.html_baseurl + folder,
-            labels={k: tuple(v) for k, v in std["labels"].items()},
-            terms={k: tuple(v[:2]) for k, v in std["objects"].items()},
-            objects={
-                name: (entry.docname, entry.node_id)
-                for table in (py["modules"], py["objects"])
-                for name, entry in table.items()
-            },
-            titles={
-                name: env.titles[name].astext() if name in env.titles else name
-                for name in env.found_docs
-            },
-            substitutions=dict(app.config.myst_substitutions),
-            suffix=app.config.html_file_suffix or ".html",
-        )
-
-    def url(self, docname: str, anchor: str = "") -> str:
-        return self.base + docname + self.suffix + (f"#{anchor}" if anchor else "")
+        base = app.config.html_baseurl + folder
+        return cls(docname, base, targets, dict(app.config.myst_substitutions))
 
     def role(self, name: str, content: str) -> str:
         content = " ".join(content.split())
@@ -165,48 +133,26 @@ class Resolver:
         text, target = (match["text"], match["target"]) if match else (None, content)
         if name == "math":
             return f"${content}$"
-        if name == "doc":
-            folder = self.docname.rpartition("/")[0]
-            docname = (
-                target.lstrip("/")
-                if target.startswith("/") or not folder
-                else (f"{folder}/{target}")
-            )
-            docname = docname.removesuffix(".md").removesuffix(".rst")
-            if docname not in self.titles:
-                raise KeyError(f"no page {docname!r}")
-            return f"[{text or self.titles[docname]}]({self.url(docname)})"
-        if name == "ref":
-            if target.lower() not in self.labels:
-                raise KeyError(f"no label {target!r}")
-            docname, anchor, title = self.labels[target.lower()]
-            return f"[{text or title}]({self.url(docname, anchor)})"
-        if name == "term":
-            if ("term", target.lower()) not in self.terms:
-                raise KeyError(f"no glossary term {target!r}")
-            docname, anchor = self.terms[("term", target.lower())][:2]
-            return f"[{text or target}]({self.url(docname, anchor)})"
         if name in PY_ROLES:
-            name_ = target.lstrip("~.")
+            key = ("py", target.lstrip("~."))
             if text is None:
-                text = name_.rpartition(".")[2] if target.startswith("~") else name_
+                text = key[1].rpartition(".")[2] if target[0] == "~" else key[1]
                 text += "()" if name in {"func", "meth"} else ""
-            found = self.objects.get(name_)  # not ours (torch...): plain code
-            return f"[`{text}`]({self.url(*found)})" if found else f"`{text}`"
-        return text or content  # abbreviations, anything else: its text
-
-    def substitution(self, match: re.Match[str]) -> str:
-        name = match.group(1).strip()
-        if name not in self.substitutions:
-            raise KeyError(f"no substitution {name!r}")
-        return str(self.substitutions[name])
-
-
-def _bold(match: re.Match[str]) -> str:
-    """Full-width punctuation moved out of a bold span: ``**预测。**x`` does not
-    close in CommonMark (punctuation before ``**``, a letter after it)."""
-    opening, inner, closing = match.groups()
-    return f"{opening}**{inner}**{closing}"
+            text = f"`{text}`"  # a name not ours (torch...): code, no link
+        elif name == "doc":
+            folder = self.docname.rpartition("/")[0] if target[0] != "/" else ""
+            key = ("doc", f"{folder}/{target}".strip("/").removesuffix(".md"))
+        elif name in ("ref", "term"):
+            key = (name, target.lower())
+        else:
+            return text or content  # badges, abbreviations: their text
+        if key not in self.targets:
+            if name in PY_ROLES:
+                return text
+            raise KeyError(f"no {name} {target!r}")
+        docname, anchor, title = self.targets[key]
+        anchor = f"#{anchor}" if anchor else ""
+        return f"[{text or title}]({self.base}{docname}.html{anchor})"
 
 
 def to_markdown(text: str, resolver: Resolver) -> str:
@@ -216,11 +162,14 @@ def to_markdown(text: str, resolver: Resolver) -> str:
         lambda m: resolver.role(m["rst"] or m["myst"], m["a"] or m["b"]), text
     )
     text = re.sub(r"`([^`<]+?)\s*<(https?://[^`>]+)>`_*", r"[\1](\2)", text)
-    text = re.sub(r"\{\{\s*([^}]*?)\s*\}\}", resolver.substitution, text)
+    subst = resolver.substitutions
+    text = re.sub(r"\{\{\s*([^}]*?)\s*\}\}", lambda m: str(subst[m[1]]), text)
     text = re.sub(r"^\([\w.-]+\)=\s*\n?", "", text, flags=re.M)  # MyST targets
     # A definition list (MyST's deflist): the term in bold, then its text.
     text = re.sub(r"^(\S[^\n]*)\n: ", r"**\1**\n\n", text, flags=re.M)
-    return BOLD.sub(_bold, text.replace("\\ ", ""))  # reST's separator
+    # Without reST's separator, ``**预测。**x`` does not close in CommonMark
+    # (punctuation before ``**``, a letter after it): the punctuation moves out.
+    return BOLD.sub(r"\1**\2**\3", text.replace("\\ ", ""))
 
 
 def markup_left(text: str) -> list[str]:
@@ -268,7 +217,9 @@ def translate_rst(
                 out.append(lines[i])
                 i += 1
             if comments is not None and PYTHON_BLOCK.fullmatch(first.strip()):
-                out[start:] = _code_block_comments(out[start:], comments)
+                with contextlib.suppress(CommentError):  # if not: kept
+                    code = translate_comments("\n".join(out[start + 1 :]), comments)
+                    out[start + 1 :] = code.split("\n")
         elif len(block) >= 2 and UNDERLINE.fullmatch(block[1].strip()):
             title = lookup(first.strip())
             out += [title, block[1][0] * width(title)]
@@ -292,22 +243,6 @@ def translate_rst(
             words = lookup(" ".join(x.strip() for x in block))
             out += wrap(words, columns) if columns else [words]
     return "\n".join(out)
-
-
-def _code_block_comments(
-    lines: list[str], comments: Callable[[str], str | None]
-) -> list[str]:
-    """A ``code-block`` directive with the comments of its code translated."""
-    body = next((n for n, line in enumerate(lines) if not line.strip()), len(lines))
-    code = lines[body:]
-    indent = min((len(x) - len(x.lstrip()) for x in code if x.strip()), default=0)
-    try:
-        translated = translate_comments("\n".join(x[indent:] for x in code), comments)
-    except CommentError:
-        return lines
-    return lines[:body] + [
-        " " * indent + x if x.strip() else x for x in translated.split("\n")
-    ]
 
 
 # -- Translating MyST text (the executed pages) ------------------------------------
@@ -340,19 +275,10 @@ def translate_markdown(text: str, lookup: Callable[[str], str]) -> str:
         elif heading := HEADING.match(line):
             out.append(heading.group(1) + lookup(heading.group(2).strip()))
             i += 1
-        elif line.lstrip().startswith("|"):
+        elif line.lstrip().startswith("|"):  # a table row (not the rule): each cell
             cells = line.strip().strip("|").split("|")
             if not all(re.fullmatch(r"\s*:?-+:?\s*", c) for c in cells):
-                line = (
-                    "| "
-                    + " | ".join(
-                        lookup(c.strip())
-                        if WORDS.search(c) and not re.fullmatch(r"\s*`[^`]*`\s*", c)
-                        else c.strip()
-                        for c in cells
-                    )
-                    + " |"
-                )
+                line = "| " + " | ".join(_table_cell(c, lookup) for c in cells) + " |"
             out.append(line)
             i += 1
         else:
@@ -373,155 +299,131 @@ def translate_markdown(text: str, lookup: Callable[[str], str]) -> str:
     return "\n".join(out)
 
 
+def _table_cell(cell: str, lookup: Callable[[str], str]) -> str:
+    words = WORDS.search(cell) and not re.fullmatch(r"\s*`[^`]*`\s*", cell)
+    return lookup(cell.strip()) if words else cell.strip()
+
+
 # -- The downloads ---------------------------------------------------------------
 
 
 @dataclass
 class Edition:
-    """What every download of one edition is written with."""
+    """What every download of one edition is written with; warnings fail the build."""
 
     app: Sphinx
     catalog: dict[str, str] | None  # None: English
     missing: list[str] = field(default_factory=list)
 
     def lookup(self, message: str) -> str:
-        if self.catalog is None:
-            return message
-        if message not in self.catalog:
+        if self.catalog is not None and message not in self.catalog:
             self.missing.append(message)
-        return self.catalog.get(message, message)
+        return (self.catalog or {}).get(message, message)
 
     def comments(self, code: str) -> str:
-        if self.catalog is None:
-            return code
         with contextlib.suppress(CommentError):  # if not: kept, as on the page
-            code = translate_comments(code, self.catalog.get)
+            code = translate_comments(code, (self.catalog or {}).get)
         return code
+
+    def markdown(self, text: str, docname: str) -> str:
+        try:
+            return to_markdown(text, Resolver.from_app(self.app, docname))
+        except KeyError as error:
+            self.warn(docname, f"a reference does not resolve: {error.args[0]}")
+            return text
 
     def words(self, key: str, draws: bool = False) -> str:
         words = TEXT.get(self.app.config.language, TEXT["en"])
         plot = words["plot"] if draws else ""
         return words[key].format(version=self.app.config.release, plot=plot)
 
+    def pip(self, draws: bool) -> str:
+        return f'pip install "{requirement(self.app, "[plot]" if draws else "")}"'
+
     def install_cell(self, code: str) -> str:
-        """The notebook's first cell: why, in one line, then ``%pip install``."""
+        """A notebook's first cell: why, in one line, then ``%pip install``."""
         draws = bool(DRAWS.search(code))
-        extras = "[plot]" if draws else ""
-        why = self.words("install_cell", draws)
-        return f'# {why}\n%pip install "{requirement(self.app, extras)}"'
+        return f"# {self.words('install', draws)}\n%{self.pip(draws)}"
 
-    def warn(self, docname: str, problems: list[str], what: str) -> None:
+    def warn(self, docname: str, *problems: str) -> None:
+        problems += tuple(
+            f"untranslated: {m[:100]!r}" for m in self.missing if WORDS.search(m)
+        )
+        self.missing.clear()
         for problem in problems:
-            logger.warning(f"{what} of %s: %s", docname, problem, type="downloads")
+            logger.warning("downloads of %s: %s", docname, problem, type="downloads")
 
-
-def _text(cell: dict[str, Any]) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
-
-
-def finish_notebook(notebook: dict[str, Any], ed: Edition, docname: str) -> str:
-    """Solutions collapsed, markup checked; the notebook as JSON text."""
-    collapse_in_notebook(notebook, ed.app.config.language)
-    notebook.setdefault("metadata", {})["language_info"] = {"name": "python"}
-    markdown = "\n".join(
-        _text(c) for c in notebook["cells"] if c["cell_type"] == "markdown"
-    )
-    ed.warn(docname, markup_left(markdown), "Sphinx markup left in the notebook")
-    return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+    def notebook(self, notebook: dict[str, Any], docname: str) -> str:
+        """Solutions collapsed, markup checked: the notebook's JSON text."""
+        collapse_in_notebook(notebook, self.app.config.language)
+        notebook.setdefault("metadata", {})["language_info"] = {"name": "python"}
+        text = "\n".join(
+            "".join(c["source"])
+            for c in notebook["cells"]
+            if c["cell_type"] == "markdown"
+        )
+        self.warn(docname, *markup_left(text))
+        return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
 
 
 def tutorial(ed: Edition, script: Path) -> dict[str, str]:
     """The ``.py`` and ``.ipynb`` downloads of a tutorial, by file name."""
+    from sphinx_gallery import py_source_parser as sg
     from sphinx_gallery.notebook import jupyter_notebook
-    from sphinx_gallery.py_source_parser import (
-        Block,
-        remove_config_comments,
-        remove_ignore_blocks,
-        split_code_and_text_blocks,
-    )
 
-    docname = f"tutorials/{script.stem}"
-    resolver = Resolver.from_app(ed.app, docname)
-    _, blocks = split_code_and_text_blocks(script)
-    code = [  # ignore blocks first: their markers are config comments too
-        ed.comments(remove_config_comments(remove_ignore_blocks(b.content)).strip("\n"))
-        for b in blocks
-        if b.type == "code"
-    ]
-    texts = [
-        translate_rst(
-            b.content.strip("\n"), ed.lookup, None, ed.catalog and ed.catalog.get
-        )
-        for b in blocks
-        if b.type == "text"
-    ]
-    ed.warn(
-        docname,
-        [repr(m[:100]) for m in ed.missing if WORDS.search(m)],
-        "untranslated text in the downloads",
-    )
-    ed.missing.clear()
-    try:
-        texts = [to_markdown(t, resolver) for t in texts]
-    except KeyError as error:
-        ed.warn(
-            docname, [f"a reference does not resolve: {error.args[0]}"], "downloads"
-        )
-        return {}
-    kinds = iter(code), iter(texts)
-    contents = [next(kinds[b.type == "text"]) for b in blocks]
-    kept = [(b, c) for b, c in zip(blocks, contents, strict=True) if c.strip()]
-    all_code = "\n".join(code)
-    draws = bool(DRAWS.search(all_code))
-    # The notebook: sphinx-gallery's, with the install cell first.
-    conf = {
-        **ed.app.config.sphinx_gallery_conf,
-        "first_notebook_cell": ed.install_cell(all_code),
+    docname, comments = f"tutorials/{script.stem}", ed.catalog and ed.catalog.get
+    blocks = []
+    for b in sg.split_code_and_text_blocks(script)[1]:
+        if b.type == "code":  # ignore blocks first: their markers are config comments
+            text = ed.comments(
+                sg.remove_config_comments(sg.remove_ignore_blocks(b.content))
+            )
+        else:
+            text = translate_rst(b.content.strip("\n"), ed.lookup, None, comments)
+            text = ed.markdown(text, docname)
+        if text.strip():
+            blocks.append(sg.Block(b.type, text.strip("\n"), b.lineno))
+    code = "\n".join(b.content for b in blocks if b.type == "code")
+    draws = bool(DRAWS.search(code))
+    # The notebook: sphinx-gallery's, the install cell first.
+    conf = ed.app.config.sphinx_gallery_conf | {
+        "first_notebook_cell": ed.install_cell(code)
     }
-    notebook = jupyter_notebook(
-        [Block(b.type, c, b.lineno) for b, c in kept], conf, script.parent
-    )
-    # The script: the text as plain comments, the install and figures cells.
+    notebook = ed.notebook(jupyter_notebook(blocks, conf, script.parent), docname)
+    # The script: text as plain comments, directives as their indented body.
     parts, prose = [], []
-    for n, (block, content) in enumerate(kept):
+    for n, block in enumerate(blocks):
         if block.type == "code":
-            parts.append(content)
+            parts.append(block.content)
             continue
-        # Directives become their indented body: math and code read as they are.
-        content = DIRECTIVE.sub("", content)
-        prose.append(translate_rst(content, str, 79 if n == 0 else 77))
+        prose.append(
+            translate_rst(DIRECTIVE.sub("", block.content), str, 79 - 2 * bool(n))
+        )
         if n:
             parts.append(_cell(None, prose[-1]))
             continue
         parts.append('"""\n' + prose[0].replace("\\", "\\\\") + '\n"""')
-        pip = f'    pip install "{requirement(ed.app, "[plot]" if draws else "")}"'
         words = ed.words("install", draws)
-        parts.append(_cell(ed.words("install_title"), words, (pip,)))
+        parts.append(_cell(ed.words("install_title"), words, "    " + ed.pip(draws)))
     if draws:
         parts.append(_cell(ed.words("figures_title"), ed.words("figures")))
-        parts.append(figures_code(script.stem, ed.words("no_matplotlib")))
+        parts.append(FIGURES.format(stem=script.stem, no=ed.words("no_matplotlib")))
+    ed.warn(docname, *markup_left("\n".join(prose)))
     py = "\n\n".join(parts) + "\n"
-    ed.warn(docname, markup_left("\n".join(prose)), "Sphinx markup left in the script")
-    return {
-        f"{script.stem}.py": py,
-        f"{script.stem}.ipynb": finish_notebook(notebook, ed, docname),
-    }
+    return {f"{script.stem}.py": py, f"{script.stem}.ipynb": notebook}
 
 
-def _cell(title: str | None, text: str, code: tuple[str, ...] = ()) -> str:
+def _cell(title: str | None, text: str, code: str = "") -> str:
     """A text cell of a sphinx-gallery script."""
-    lines = [title, "-" * width(title)] if title else []
-    lines += text.split("\n") if title is None else wrap(text, 77)
-    lines += ["", *code] if code else []
+    lines = [title, "-" * width(title), *wrap(text, 77)] if title else text.split("\n")
+    lines += ["", code] if code else []
     return "# %%\n" + "\n".join(f"# {x}".rstrip() for x in lines)
 
 
-def figures_code(stem: str, no_matplotlib: str) -> str:
-    return f"""\
+FIGURES = """\
 try:
     import matplotlib.pyplot as plt
-except ImportError:  # {no_matplotlib}
+except ImportError:  # {no}
     numbers = []
 else:
     numbers = plt.get_fignums()
@@ -531,41 +433,27 @@ for number in numbers:
     print(f"saved {{name}}")
 windowless = {{"agg", "cairo", "pdf", "pgf", "ps", "svg", "template"}}
 if numbers and plt.get_backend().lower() not in windowless:
-    plt.show()"""
-
+    plt.show()"""  # a script's last cell: save each figure, show it if a window can
 
 # -- The executed pages' notebooks ---------------------------------------------------
 
-FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
+
+KERNEL = re.compile(r"---\n(?:(?!---\n).*\n)*kernelspec:")  # in front matter
 
 
 def executed_pages(app: Sphinx) -> list[str]:
     """The MyST pages that run code: their front matter names a kernelspec."""
-    found = []
-    for docname in sorted(app.env.found_docs):
-        path = Path(app.env.doc2path(docname))
-        front = (
-            FRONT_MATTER.match(path.read_text("utf-8"))
-            if path.suffix == ".md"
-            else None
-        )
-        if front and re.search(r"^kernelspec:", front.group(1), re.M):
-            found.append(docname)
-    return found
+    paths = {d: Path(app.env.doc2path(d)) for d in sorted(app.env.found_docs)}
+    md = {d: p.read_text("utf-8") for d, p in paths.items() if p.suffix == ".md"}
+    return [d for d, t in md.items() if KERNEL.match(t)]
 
 
 def without_asserts(code: str) -> str:
     """``code`` without its ``assert`` statements (a block keeps one statement)."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return code
     drop: set[int] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(code)):
         for body in (getattr(node, f, None) for f in ("body", "orelse", "finalbody")):
-            if not isinstance(body, list):
-                continue
-            asserts = [s for s in body if isinstance(s, ast.Assert)]
+            asserts = [s for s in body or () if isinstance(s, ast.Assert)]
             if asserts and (len(asserts) < len(body) or isinstance(node, ast.Module)):
                 for s in asserts:
                     drop.update(range(s.lineno - 1, s.end_lineno or s.lineno))
@@ -577,61 +465,35 @@ def page_notebook(ed: Edition, docname: str) -> str:
     from myst_nb.core.read import read_myst_markdown_notebook
 
     source = Path(ed.app.env.doc2path(docname)).read_text("utf-8")
-    resolver = Resolver.from_app(ed.app, docname)
-    cells: list[dict[str, Any]] = []
+    cells: list[dict[str, Any]] = [{"source": ""}]  # the install cell, below
     for cell in read_myst_markdown_notebook(source).cells:
         tags = cell.metadata.get("tags", [])
         text, metadata = cell.source, {"tags": tags} if tags else {}
         if cell.cell_type == "markdown":
-            try:
-                if ed.catalog is not None:
-                    text = translate_markdown(text, ed.lookup)
-                text = to_markdown(text, resolver)
-            except KeyError as error:
-                ed.warn(
-                    docname,
-                    [f"a reference does not resolve: {error.args[0]}"],
-                    "notebook",
-                )
-        elif "remove-cell" in tags:
-            continue  # the page's hidden checks, as sphinx-gallery drops a tutorial's
-        elif "remove-input" in tags:  # shown as on the page: output only
-            text = without_asserts(text)
-            metadata |= {
-                "jupyter": {"source_hidden": True},
-                "colab": {"cellView": "form"},
-            }
-        if not text.strip():
+            text = translate_markdown(text, ed.lookup) if ed.catalog else text
+            cells.append({"source": ed.markdown(text, docname)})
             continue
-        text = ed.comments(text) if cell.cell_type == "code" else text
-        entry = {"cell_type": cell.cell_type, "metadata": metadata, "source": text}
-        if cell.cell_type == "code":
-            entry |= {"execution_count": None, "outputs": []}
-        cells.append(entry)
-    ed.warn(
-        docname,
-        [repr(m[:100]) for m in ed.missing if WORDS.search(m)],
-        "untranslated text in the notebook",
-    )
-    ed.missing.clear()
-    code = "\n".join(c["source"] for c in cells if c["cell_type"] == "code")
-    install = {
-        "cell_type": "code",
-        "metadata": {},
-        "execution_count": None,
-        "outputs": [],
-    }
-    cells.insert(0, install | {"source": ed.install_cell(code)})
+        if "remove-cell" in tags:  # the page's hidden checks, as in a tutorial
+            continue
+        if "remove-input" in tags:  # as on the page: output only, no checks
+            text = without_asserts(text)
+            metadata |= HIDDEN
+        if text.strip():
+            cells.append(
+                {"source": ed.comments(text), "outputs": [], "metadata": metadata}
+            )
+    code = "\n".join(c["source"] for c in cells if "outputs" in c)
+    cells[0] = {"source": ed.install_cell(code), "outputs": []}
     for n, cell in enumerate(cells):
         cell["id"] = f"cell-{n}"  # nbformat 4.5: stable ids
+        cell.setdefault("metadata", {})
+        if "outputs" in cell:
+            cell |= {"cell_type": "code", "execution_count": None}
+        else:
+            cell["cell_type"] = "markdown"
     kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    notebook = {
-        "cells": cells,
-        "metadata": {"kernelspec": kernel},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    return finish_notebook(notebook, ed, docname)
+    notebook = {"cells": cells, "metadata": {"kernelspec": kernel}}
+    return ed.notebook(notebook | {"nbformat": 4, "nbformat_minor": 5}, docname)
 
 
 # -- The pass ----------------------------------------------------------------------
@@ -641,17 +503,16 @@ def write_downloads(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     ed = Edition(app, None if app.config.language == "en" else messages(app))
-    outdir = Path(app.outdir)
-    files: dict[str, str] = {}
+    out, files = Path(app.outdir), {}
     for examples in app.config.sphinx_gallery_conf["examples_dirs"]:
         for script in sorted(Path(app.srcdir, examples).glob("[0-9][0-9]_*.py")):
             files |= tutorial(ed, script)
     for docname in executed_pages(app):
-        _write(outdir / "notebooks" / f"{docname}.ipynb", page_notebook(ed, docname))
+        _write(out / "notebooks" / f"{docname}.ipynb", page_notebook(ed, docname))
     for name, text in files.items():
-        if name.endswith(".ipynb"):
-            _write(outdir / "notebooks" / "tutorials" / name, text)
-    for path in sorted(Path(outdir, "_downloads").rglob("*")):
+        if name.endswith(".ipynb"):  # all notebooks in one folder, for Colab
+            _write(out / "notebooks" / "tutorials" / name, text)
+    for path in sorted(Path(out, "_downloads").rglob("*")):
         if path.name in files:
             path.write_text(files[path.name], "utf-8")
         elif path.suffix == ".zip":
