@@ -5,10 +5,10 @@
 a figure-saving last cell) and ``.ipynb`` (sphinx-gallery's ``jupyter_notebook``
 of the same blocks), each executed page's notebook (hidden cells dropped or
 collapsed without asserts), each edition's ``notebooks/`` (what Colab opens),
-and every ``.zip`` (fixed timestamps). Ours: sphinx-gallery copies the English
-script verbatim and translates nothing; its ``first_notebook_cell`` is set per
-notebook (``[plot]`` where it draws); no ``last_notebook_cell``: notebooks show
-figures inline.
+and every ``.zip`` (fixed timestamps); pip installs from ``sitewheel``. Ours:
+sphinx-gallery copies the English script as it is and translates nothing; its
+``first_notebook_cell`` is set per notebook (``[plot]`` where it draws); no
+``last_notebook_cell``: notebooks show figures inline.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """Publish the package's wheel with the site, and say how to install it.
 
-``autograd_notes`` is not on PyPI: :func:`publish_wheel` builds the wheel of
-this checkout (hatchling, offline, reproducible) into each edition's
-``_static/wheels/``; :func:`wheel_url` is where every download installs it
-from (``html_baseurl``; on Read the Docs the English project of the version:
-:func:`on_read_the_docs`); a code block shows the same command on a page,
-its ``{wheel_url}`` filled in when the page is written (:func:`fill_url`).
-No Sphinx extension publishes a wheel; hatchling is what pyproject builds with.
+``autograd_notes`` is not on PyPI: :func:`publish_wheel` (``build-finished``)
+builds this checkout's wheel (hatchling, offline, reproducible) into each
+edition's ``_static/wheels/``, where every download installs it from
+(:func:`wheel_url`: ``html_baseurl``; on Read the Docs the English project of
+the version, :func:`on_read_the_docs` and :func:`check_baseurl` at
+``config-inited``); :func:`fill_url` (``doctree-resolved``) puts that URL for
+``{wheel_url}`` in a page's code. No Sphinx extension publishes a wheel.
 """
 
 from __future__ import annotations
