@@ -542,5 +542,5 @@ def test_page_notebooks_show_what_the_page_shows(site: Path, edition: str):
             if cell["cell_type"] != "code":
                 continue
             for line in "".join(cell["source"]).splitlines():
-                if line.lstrip().startswith("assert "):
-                    assert line.strip() in shown, (docname, line)
+                if line.lstrip().startswith("assert "):  # comments translated
+                    assert line.partition("#")[0].strip() in shown, (docname, line)
