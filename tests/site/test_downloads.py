@@ -398,8 +398,8 @@ def test_script_adds_only_the_install_and_figure_cells(
     code, text = code_and_text(script)
     source = visible_code(example)
     # The code of the page, then (for a script that draws) the figures cell.
-    assert [without_comments(c).rstrip() for c in code[: len(source)]] == [
-        without_comments(c).rstrip() for c in source
+    assert [without_comments(c).strip() for c in code[: len(source)]] == [
+        without_comments(c).strip() for c in source
     ], "the download's code differs from the page's"
     assert len(code) == len(source) + draws(example)
     if draws(example):
