@@ -51,17 +51,15 @@ extensions = [
     "exercises",  # collapse tutorial solutions into <details>
     "editions",  # each page links to itself in the other edition
     "catalogs",  # zh_CN: English API, theme strings, checks, search
-    "zhdownloads",  # zh_CN: the tutorials' downloads with Chinese text cells
     "codecomments",  # comments in code: in the catalogs, translated on zh pages
     "parallelread",  # -j: every core executes its share of the pages
     "tutorialcards",  # gallery cards: translated, numbered, drawn when no figure
     "figures",  # 2x figures, graph alt text and legends in the page's language
-    "notebooks",  # a notebook for every executed page; no Sphinx markup in any
+    "downloads",  # every .py, .ipynb and .zip, both editions, in one pass
     "launchbar",  # Colab, notebook, script and source links atop executed pages
     "sitepdf",  # links the whole-site PDFs that docs/pdf.py prints
     "torchlinks",  # PyTorch names link to PyTorch's docs, in code and prose
     "sitewheel",  # the package's wheel, published with the site
-    "standalone",  # downloads install that wheel: they run outside the repo
 ]
 
 exclude_patterns = [

@@ -1,27 +1,13 @@
 """Comments in the pages' code, translated like the prose around them.
 
-A code block shows the same code in both editions, but its comments explain,
-and the zh_CN edition explains in Chinese. This extension:
-
-* finds the comments of every Python code block on a page (the tutorials'
-  code cells, the executed pages' code cells, plain ``python`` blocks) and of
-  every shell block, with :mod:`tokenize` (a ``#`` in a string is not a
-  comment): one message per comment, a run of full-line comments one message;
-* puts them into the page's gettext catalog (``nox -s translations``), with
-  the code block's location, as invisible :class:`code_comment` nodes that
-  :class:`ExtractCodeComments` (a transform before ``Locale``) inserts after
-  each block;
-* writes the translation into the code on the zh page, a run of full-line
-  comments re-wrapped no wider than the block (a Chinese character takes two
-  columns), and marks each comment translated or not, so that
-  ``catalogs`` fails the zh build on an untranslated or fuzzy
-  comment, naming it and its page, as it does for any message; then
-  :class:`DropCodeComments` removes the nodes;
-* offers :func:`translate_comments`, which ``zhdownloads`` and ``notebooks``
-  also apply to the code cells of the zh ``.py`` and ``.ipynb`` downloads:
-  code unchanged, only comments translated;
-* counts the comments left in English on built pages
-  (:func:`english_comments`), for the check that there are none.
+Finds the comments of every Python and shell code block (:mod:`tokenize`: a
+``#`` in a string is no comment; a run of full-line comments is one message),
+puts them into the page's catalog as invisible :class:`code_comment` nodes
+(:class:`ExtractCodeComments`, before ``Locale``), writes each translation into
+the zh page's code, rewrapped no wider than the block, and leaves each node's
+state for ``catalogs`` before :class:`DropCodeComments` removes it.
+:func:`translate_comments` and :func:`wrap` (the one CJK wrap) serve
+``downloads`` too. pybabel's and Sphinx's extractors read prose, not comments.
 """
 
 from __future__ import annotations
@@ -32,7 +18,6 @@ import tokenize
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from docutils import nodes
@@ -61,16 +46,11 @@ WORD = re.compile(r"[^\W\d_]{2,}")
 class Comment:
     """One comment, or one run of full-line comments, of a piece of code."""
 
-    message: str
-    """Its text as the catalogs hold it: without ``#``, lines joined by a space."""
-    start: int
-    """Index of its first line in the code."""
-    end: int
-    """Index of its last line (``start`` for a trailing comment)."""
-    column: int
-    """Column of its ``#``."""
-    trailing: bool
-    """Whether it follows code on its line (``x = 1  # note``)."""
+    message: str  # as the catalogs hold it: no ``#``, lines joined by a space
+    start: int  # its first line's index in the code
+    end: int  # its last line's index (``start`` for a trailing comment)
+    column: int  # its ``#``'s column
+    trailing: bool  # whether it follows code on its line (``x = 1  # note``)
 
 
 class CommentError(ValueError):
@@ -79,11 +59,7 @@ class CommentError(ValueError):
 
 def _python_comments(code: str) -> Iterator[tuple[int, int, str, bool]]:
     """(line index, column, text, trailing) of each comment, from Python's
-    tokenizer.
-
-    A console session (``>>>`` prompts) is tokenized with its prompts blanked
-    out and its output lines empty, so columns stay those of the original.
-    """
+    tokenizer; a console session's prompts blanked, its output lines empty."""
     lines = code.split("\n")
     first = next((line for line in lines if line.strip()), "")
     if first.startswith(">>>"):
@@ -102,10 +78,8 @@ def _python_comments(code: str) -> Iterator[tuple[int, int, str, bool]]:
 
 
 def _shell_comments(code: str) -> Iterator[tuple[int, int, str, bool]]:
-    """(line index, column, text, trailing) of each comment of a shell script.
-
-    A ``#`` starts a comment at the start of a word, outside quotes.
-    """
+    """(line index, column, text, trailing) of each comment of a shell script:
+    a ``#`` at the start of a word, outside quotes."""
     quote = ""
     for row, line in enumerate(code.split("\n")):
         i = 0
@@ -188,11 +162,9 @@ CJK = (
 # Unbreakable pieces of a comment: inline code, a run of spaces, one wide
 # (CJK) character, or a run of other characters (a word, ``x.grad``).
 PIECE = re.compile(rf"``.+?``|`[^`]+`|\s+|[{CJK}]|[^\s{CJK}`]+|`")
-NO_LINE_START = set("，。、：；？！）》」』”’")
-NO_LINE_END = set("（《「『“‘")
-MIN_ROOM = 20
-"""Columns a wrapped comment may always take after its ``# ``, however narrow
-the code around it: a short English comment may need a longer translation."""
+NO_LINE_START = "，。、：；？！）》」』”’"
+NO_LINE_END = "（《「『“‘"
+MIN_ROOM = 20  # columns a comment always gets, however narrow the code
 
 
 def width(text: str) -> int:
@@ -266,13 +238,8 @@ def translate_comments(
 
 
 class code_comment(nodes.literal_block, addnodes.translatable):
-    """A comment of the code block before it, as a message for the catalogs.
-
-    Never shown. It is a ``literal_block`` so that Sphinx's ``Locale`` takes
-    its translation as literal text: any other message is parsed as reST or
-    MyST first, where a comment's ``*args`` would be a markup error.
-    Attributes: ``message`` (the English comment), ``syntax``.
-    """
+    """A comment of the code block before it, as a message; never shown. A
+    ``literal_block``, so ``Locale`` takes its translation as literal text."""
 
     def preserve_original_messages(self) -> None:
         """The message is an attribute that a translation never overwrites."""
@@ -330,12 +297,13 @@ def code_syntax(block: nodes.literal_block) -> str | None:
 
 
 def _inside_api(node: nodes.Node) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if isinstance(parent, addnodes.desc):
-            return True
-        parent = parent.parent
-    return False
+    return any(isinstance(p, addnodes.desc) for p in _ancestors(node))
+
+
+def _ancestors(node: nodes.Node) -> Iterator[nodes.Node]:
+    while node.parent is not None:
+        node = node.parent
+        yield node
 
 
 class ExtractCodeComments(SphinxTransform):
@@ -383,59 +351,6 @@ class DropCodeComments(SphinxTransform):
             node.parent.remove(node)
 
 
-# -- Counting the comments left in English on built pages -----------------------
-
-HAN = re.compile(f"[{CJK}]")
-ENGLISH_WORD = re.compile(r"[A-Za-z]{2,}(?:['-][A-Za-z]+)*")
-
-
-def is_english(comment: str) -> bool:
-    """A comment with no CJK character and at least two English words
-    (two letters or more; ``x.grad`` or ``loss.backward()`` is no word)."""
-    if HAN.search(comment) or PRAGMAS.match(comment.strip()):
-        return False
-    words = [w.strip("\"'()[]{},.;:!?") for w in comment.lstrip("#").split()]
-    return sum(1 for w in words if ENGLISH_WORD.fullmatch(w)) >= 2
-
-
-def english_comments(html: str) -> list[str]:
-    """The English comments in the code of a built page.
-
-    Comments are what Pygments marks ``c1``, ``c``, ``ch`` or ``cm`` in a
-    ``div.highlight``. API docstrings (object descriptions) are English in
-    both editions and not counted.
-    """
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(html, "html.parser")
-    found = []
-    for span in soup.select(
-        "div.highlight span.c1, div.highlight span.c, "
-        "div.highlight span.ch, div.highlight span.cm"
-    ):
-        if span.find_parent("dl", class_="py") is None and is_english(span.get_text()):
-            found.append(span.get_text())
-    return found
-
-
-def english_comments_on_site(outdir: Path) -> dict[str, list[str]]:
-    """Page (path under ``outdir``) -> its English comments, for every page
-    with any. Sphinx's own folders (``_modules``: source listings, ...) and
-    other editions' folders below ``outdir`` are not pages of this one."""
-    report = {}
-    for page in sorted(outdir.rglob("*.html")):
-        rel = page.relative_to(outdir)
-        if (
-            any(part.startswith("_") for part in rel.parts)
-            or (outdir / rel.parts[0] / "_static").is_dir()
-        ):
-            continue
-        found = english_comments(page.read_text(encoding="utf-8"))
-        if found:
-            report[rel.as_posix()] = found
-    return report
-
-
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_node(
         code_comment,
@@ -448,17 +363,3 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_transform(ExtractCodeComments)
     app.add_transform(DropCodeComments)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
-
-
-if __name__ == "__main__":
-    # python docs/_ext/codecomments.py docs/_build/html/zh_CN: each page's
-    # English comments, and their number; exit status 1 if there are any.
-    import sys
-
-    site = english_comments_on_site(Path(sys.argv[1]))
-    for page, comments in site.items():
-        print(f"{page}: {len(comments)}")
-        for comment in comments:
-            print(f"    {comment}")
-    print(f"{sum(map(len, site.values()))} English comments")
-    sys.exit(1 if site else 0)

@@ -1,35 +1,17 @@
 """Collapse the solution of each tutorial exercise until the reader opens it.
 
-A tutorial writes an exercise as a text cell whose last paragraph is exactly
-``**Solution**`` (``**答案**`` in the zh_CN edition), followed by the code cell
-that solves it::
-
-    # %%
-    # **Exercise 1.** Predict ``x.grad`` after two backward calls.
-    #
-    # **Solution**
-
-    # %%
-    print(x.grad)
-
-In the ``.py`` download that reads naturally. Jobs:
-
-* on the HTML page, :class:`CollapseSolutions` (a transform) moves the
-  ``Solution`` paragraph, the solution's code and its printed output (or
-  figure) into a :class:`solution` node, written as a ``<details>`` element,
-  which browsers show closed and open on click or with the keyboard, with no
-  JavaScript;
-* in a notebook, :func:`collapse_in_notebook` (which ``notebooks`` applies to
-  every notebook it publishes) hides the solution's code cell
-  (``jupyter.source_hidden``, and Colab's form view) until the reader opens
-  it.
-
-The code still runs during the build, so a wrong solution (its hidden
-``assert``) fails the build; in a notebook it runs like any other cell.
+An exercise is a text cell whose last paragraph is exactly ``**Solution**``
+(``**答案**`` in zh_CN), followed by the code cell that solves it. On the page,
+:class:`CollapseSolutions` moves that paragraph, the code and its output into a
+``<details>`` element (no JavaScript); in a notebook, :func:`collapse_in_notebook`
+hides the code cell (Jupyter's ``source_hidden``, Colab's form view). The code
+still runs in the build, so a wrong solution fails it. sphinx-design's dropdown
+wraps directive content, not the cells sphinx-gallery generates.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from docutils import nodes
@@ -41,6 +23,8 @@ logger = logging.getLogger(__name__)
 
 # The marker paragraph as each edition's catalog translates it.
 MARKERS = {"en": "Solution", "zh_CN": "答案"}
+# A notebook cell's metadata that collapses its code: Jupyter's, Colab's.
+HIDDEN = {"jupyter": {"source_hidden": True}, "colab": {"cellView": "form"}}
 
 
 class solution(nodes.General, nodes.Element):
@@ -61,27 +45,13 @@ def visit_solution_other(self: Any, node: solution) -> None:
 
 
 def collapse_in_notebook(notebook: dict[str, Any], language: str) -> None:
-    """Hide each solution's code cell: the one after a Markdown cell that
-    ends in the marker. In place."""
-    cells = notebook["cells"]
-    for i, cell in enumerate(cells):
-        if cell["cell_type"] != "markdown":
-            continue
-        source = cell.get("source", "")
-        text = "".join(source) if isinstance(source, list) else str(source)
-        if _ends_in_solution(text, language) and i + 1 < len(cells):
-            code = cells[i + 1]
-            if code["cell_type"] == "code":
-                metadata = code.setdefault("metadata", {})
-                metadata.setdefault("jupyter", {})["source_hidden"] = True
-                metadata.setdefault("colab", {})["cellView"] = "form"
-
-
-def _ends_in_solution(text: str, language: str) -> bool:
-    # The marker is a paragraph of its own, but a translation may put it
-    # right under a code block: its last line.
-    last = text.strip().rpartition("\n")[2].strip()
-    return last == f"**{MARKERS.get(language, MARKERS['en'])}**"
+    """Hide each code cell after a Markdown cell whose last line is the marker."""
+    marker = f"**{MARKERS.get(language, MARKERS['en'])}**"
+    for cell, after in itertools.pairwise(notebook["cells"]):
+        last = "".join(cell["source"]).strip().rpartition("\n")[2].strip()
+        kinds = (cell["cell_type"], after["cell_type"])
+        if kinds == ("markdown", "code") and last == marker:
+            after["metadata"] = after.get("metadata", {}) | HIDDEN
 
 
 def _is_marker(node: nodes.Node, marker: str) -> bool:

@@ -1,26 +1,13 @@
-"""The launch bar at the top of every page that runs code.
+"""The launch bar under the title of every page that runs code.
 
-Jobs:
-
-* :func:`add_launch_bar` (``html-page-context``) puts on every tutorial page
-  (``tutorials/NN_name``) and every MyST page that executes code
-  (``notebooks.executed_pages``), right under the title, a bar of plain links
-  (``_templates/launch-bar.html``, labels in the page's language): *Open in
-  Colab*, *Download notebook*, *Download script* (tutorials only) and *View
-  source*;
-* :class:`RemoveDownloadNote` (a transform) removes sphinx-gallery's "Go to
-  the end to download the full example code" note, which the bar replaces.
-
-The links (:func:`launch_links`):
-
-* Colab opens the notebook of the same edition and version as the page, from
-  the ``notebooks`` branch that ``.github/workflows/docs.yml`` publishes with
-  ``docs/publish_notebooks.py``:
-  ``https://colab.research.google.com/github/<owner>/<repo>/blob/notebooks/<version>/<edition>/<docname>.ipynb``;
-* the notebook and script are this edition's downloads (a tutorial's from
-  ``_downloads/``, as at the end of the page; a page's ``notebooks/<docname>.ipynb``);
-* View source is the file in the repository on ``main`` (``gallery/NN_name.py``
-  or ``docs/<docname>.md``).
+:func:`add_launch_bar` (``html-page-context``) puts on each tutorial and each
+executed MyST page (``downloads.executed_pages``) a bar of plain links
+(``_templates/launch-bar.html``): *Open in Colab* (the notebook of this edition
+and version on the ``notebooks`` branch, published by ``docs.yml``),
+*Download notebook*, *Download script* (tutorials) and *View source*.
+:class:`RemoveDownloadNote` drops sphinx-gallery's "Go to the end" note.
+sphinx-book-theme's launch buttons open the page's source file in Colab: for a
+MyST page or a gallery script that is no notebook, and never a translated one.
 """
 
 from __future__ import annotations
@@ -36,32 +23,12 @@ from sphinx.transforms import SphinxTransform
 COLAB = "https://colab.research.google.com/github/{repo}/blob/notebooks/{path}"
 
 
-def github_repo(repository_url: str) -> str:
-    """``owner/name`` from ``https://github.com/owner/name``."""
-    match = re.fullmatch(r"https://github\.com/([^/]+/[^/]+?)/?", repository_url)
-    if match is None:
-        raise ValueError(f"not a GitHub repository URL: {repository_url}")
-    return match.group(1)
-
-
-def published_path(version: str, language: str, docname: str) -> str:
-    """Where ``docs/publish_notebooks.py`` puts a page's notebook."""
-    return f"{version}/{language}/{docname}.ipynb"
-
-
-def colab_url(repository_url: str, version: str, language: str, docname: str) -> str:
-    return COLAB.format(
-        repo=github_repo(repository_url),
-        path=published_path(version, language, docname),
-    )
-
-
 def launch_links(
     app: Sphinx, pagename: str, body: str, pathto: Any
 ) -> dict[str, str] | None:
     """The bar's links for a page, or None if the page runs no code."""
+    from downloads import executed_pages
     from editions import source_in_repository
-    from notebooks import executed_pages
 
     options = app.config.html_theme_options
     repository = options["repository_url"].rstrip("/")
@@ -81,10 +48,13 @@ def launch_links(
         notebook, script = pathto(f"notebooks/{pagename}.ipynb", 1), ""
     else:
         return None
+    repo = re.fullmatch(r"https://github\.com/([^/]+/[^/]+?)/?", repository)
+    if repo is None:
+        raise ValueError(f"not a GitHub repository URL: {repository}")
+    # Where .github/workflows/docs.yml publishes each edition's notebooks/.
+    path = f"{app.config.release}/{app.config.language}/{pagename}.ipynb"
     return {
-        "colab": colab_url(
-            repository, app.config.release, app.config.language, pagename
-        ),
+        "colab": COLAB.format(repo=repo.group(1), path=path),
         "notebook": notebook,
         "script": script,
         "source": f"{repository}/blob/{branch}/{source}",

@@ -1,27 +1,12 @@
 """Publish the package's wheel with the site, and say how to install it.
 
-``autograd_notes`` is not on PyPI: the site itself serves the exact version
-that produced its outputs. This extension:
-
-* :func:`publish_wheel` (``build-finished``) builds the wheel of this
-  checkout at the end of each HTML build, in the Sphinx process, with the
-  hatchling pinned in ``constraints.txt`` and no network, into
-  ``<outdir>/_static/wheels/`` of each edition. hatchling's reproducible
-  mode gives every file the same timestamp, so two builds of the same
-  sources publish identical bytes; a wheel whose version is not the
-  one the pages were built with fails the build;
-* defines the one URL every download installs from, :func:`wheel_url`:
-  ``html_baseurl`` (from pyproject's Documentation URL, or
-  ``-D html_baseurl=...``) + ``_static/wheels/<wheel>``. Both editions point
-  at the copy at the site's root, the English edition's, which every host
-  publishes (the Chinese edition's own copy makes its folder complete);
-  on Read the Docs the base URL is the English project's address of the
-  version being built (:func:`on_read_the_docs`, ``config-inited``), and
-  :func:`check_baseurl` fails the build when there is no base URL at all;
-* adds the ``wheel-install`` directive (:class:`WheelInstall`): a bash code
-  block in which ``{wheel_url}`` becomes that URL when the page is written
-  (:func:`fill_url`, ``doctree-resolved``), so the landing page shows the
-  same command the downloads use.
+``autograd_notes`` is not on PyPI: :func:`publish_wheel` (``build-finished``)
+builds this checkout's wheel (hatchling, offline, reproducible) into each
+edition's ``_static/wheels/``, where every download installs it from
+(:func:`wheel_url`: ``html_baseurl``; on Read the Docs the English project of
+the version, :func:`on_read_the_docs` and :func:`check_baseurl` at
+``config-inited``); :func:`fill_url` (``doctree-resolved``) puts that URL for
+``{wheel_url}`` in a page's code. No Sphinx extension publishes a wheel.
 """
 
 from __future__ import annotations
@@ -36,7 +21,6 @@ from typing import Any
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
-from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
 
@@ -82,14 +66,9 @@ def publish_wheel(app: Sphinx, exception: Exception | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         built = build_wheel(root(app), Path(tmp))
         if built.name != expected:
-            logger.warning(
-                "the wheel built from %s is %s, but the pages were built "
-                "with version %s",
-                root(app).name,
-                built.name,
-                app.config.release,
-                type="sitewheel",
-            )
+            msg = "the wheel built from %s is %s, but the pages are of version %s"
+            args = (root(app).name, built.name, app.config.release)
+            logger.warning(msg, *args, type="sitewheel")
             return
         folder = Path(app.outdir, WHEELS)
         if folder.exists():
@@ -101,44 +80,21 @@ def publish_wheel(app: Sphinx, exception: Exception | None) -> None:
 PLACEHOLDER = "{wheel_url}"
 
 
-class WheelInstall(SphinxDirective):
-    """A bash code block whose ``{wheel_url}`` becomes the wheel's URL.
-
-    The URL is filled in when the page is written (:func:`fill_url`), so a
-    build with another ``html_baseurl`` never shows a cached one.
-    """
-
-    has_content = True
-
-    def run(self) -> list[nodes.Node]:
-        text = "\n".join(self.content)
-        block = nodes.literal_block(text, text, language="bash")
-        block["classes"].append("wheel-install")
-        self.set_source_info(block)
-        return [block]
-
-
 def fill_url(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """``{wheel_url}`` in a code block becomes the URL as the page is written
+    (a cached doctree would keep the URL of another ``html_baseurl``)."""
     for block in doctree.findall(nodes.literal_block):
-        if "wheel-install" not in block["classes"]:
-            continue
         for text in list(block.findall(nodes.Text)):
             if PLACEHOLDER in text:
-                new = nodes.Text(text.replace(PLACEHOLDER, wheel_url(app)))
-                text.parent.replace(text, new)
-        block.rawsource = block.astext()
+                text.parent.replace(
+                    text, nodes.Text(text.replace(PLACEHOLDER, wheel_url(app)))
+                )
+                block.rawsource = block.astext()
 
 
 def on_read_the_docs(app: Sphinx, config: Any) -> None:
-    """On Read the Docs, the address of the English project's build.
-
-    Read the Docs serves each version under ``/<language>/<version>/`` and
-    tells the build where (``READTHEDOCS_CANONICAL_URL``); the root that
-    pyproject names serves nothing but a redirect. So, unless ``-D
-    html_baseurl=...`` chose otherwise, the base URL is that address, with
-    the Chinese project's ``/zh-cn/`` read as ``/en/``: the English project
-    of the same version publishes the wheel both editions install.
-    """
+    """On Read the Docs (unless ``-D html_baseurl``), the English project's
+    address of the version built: it publishes the wheel both editions install."""
     canonical = os.environ.get("READTHEDOCS_CANONICAL_URL", "")
     overridden = "html_baseurl" in config._overrides  # -D html_baseurl=...
     if canonical and not overridden:
@@ -156,10 +112,8 @@ def check_baseurl(app: Sphinx, config: Any) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.add_directive("wheel-install", WheelInstall)
     app.connect("config-inited", on_read_the_docs)
     app.connect("config-inited", check_baseurl, priority=600)
     app.connect("doctree-resolved", fill_url)
-    # Before the downloads that point at it are rewritten (priority 800).
-    app.connect("build-finished", publish_wheel, priority=700)
+    app.connect("build-finished", publish_wheel)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 import tokenize
@@ -33,19 +34,70 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 import sitebuild  # noqa: E402
-import zhdownloads  # noqa: E402
 from codecomments import (  # noqa: E402
+    CJK,
+    PRAGMAS,
     CommentError,
     code_comment,
     code_syntax,
-    english_comments,
-    english_comments_on_site,
     find_comments,
     translate_comments,
     width,
     without_comments,
     wrap,
 )
+
+# -- Counting the comments left in English on built pages ------------------------
+
+HAN = re.compile(f"[{CJK}]")
+ENGLISH_WORD = re.compile(r"[A-Za-z]{2,}(?:['-][A-Za-z]+)*")
+
+
+def is_english(comment: str) -> bool:
+    """A comment with no CJK character and at least two English words
+    (two letters or more; ``x.grad`` or ``loss.backward()`` is no word)."""
+    if HAN.search(comment) or PRAGMAS.match(comment.strip()):
+        return False
+    words = [w.strip("\"'()[]{},.;:!?") for w in comment.lstrip("#").split()]
+    return sum(1 for w in words if ENGLISH_WORD.fullmatch(w)) >= 2
+
+
+def english_comments(html: str) -> list[str]:
+    """The English comments in the code of a built page.
+
+    Comments are what Pygments marks ``c1``, ``c``, ``ch`` or ``cm`` in a
+    ``div.highlight``. API docstrings (object descriptions) are English in
+    both editions and not counted.
+    """
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    found = []
+    for span in soup.select(
+        "div.highlight span.c1, div.highlight span.c, "
+        "div.highlight span.ch, div.highlight span.cm"
+    ):
+        if span.find_parent("dl", class_="py") is None and is_english(span.get_text()):
+            found.append(span.get_text())
+    return found
+
+
+def english_comments_on_site(outdir: Path) -> dict[str, list[str]]:
+    """Page (path under ``outdir``) -> its English comments, for every page
+    with any. Sphinx's own folders (``_modules``: source listings, ...) and
+    other editions' folders below ``outdir`` are not pages of this one."""
+    report = {}
+    for page in sorted(outdir.rglob("*.html")):
+        rel = page.relative_to(outdir)
+        if (
+            any(part.startswith("_") for part in rel.parts)
+            or (outdir / rel.parts[0] / "_static").is_dir()
+        ):
+            continue
+        found = english_comments(page.read_text(encoding="utf-8"))
+        if found:
+            report[rel.as_posix()] = found
+    return report
 
 
 def messages(code: str, syntax: str = "python") -> list[str]:
@@ -320,32 +372,20 @@ def test_which_code_blocks_have_translatable_comments() -> None:
     assert code_syntax(cell[0]) == "python"
 
 
-def test_every_tutorial_comment_can_be_translated_in_the_download(
-    tmp_path: Path,
-) -> None:
-    """The zh .py download: every comment the page shows is translated, and
-    the code is the English code."""
+def test_every_tutorial_comment_can_be_translated_in_the_download() -> None:
+    """The zh .py download translates each code cell's comments as downloads.py
+    does: every comment the page shows is translated, the code is unchanged."""
+    from sphinx_gallery.py_source_parser import remove_ignore_blocks
+
     for script in sorted((ROOT / "gallery").glob("[0-9][0-9]_*.py")):
-        source = script.read_text(encoding="utf-8")
-        zh = zhdownloads.translate_script(
-            source, lambda message: message, comments=lambda m: f"中文{m}"
-        )
-        english, chinese = tmp_path / "en.py", tmp_path / "zh.py"
-        english.write_text(source, encoding="utf-8")
-        chinese.write_text(zh, encoding="utf-8")
-        en_code, zh_code = (
-            [
-                b.content
-                for b in split_code_and_text_blocks(str(f))[1]
-                if b.type == "code"
-            ]
-            for f in (english, chinese)
-        )
-        assert list(map(without_comments, zh_code)) == list(
-            map(without_comments, en_code)
-        ), script.name
-        for block in zh_code:
-            for comment in find_comments(block):
+        _, blocks = split_code_and_text_blocks(str(script))
+        for block in blocks:
+            if block.type != "code":
+                continue
+            code = remove_ignore_blocks(block.content)
+            zh = translate_comments(code, lambda m: f"中文{m}")
+            assert without_comments(zh) == without_comments(code), script.name
+            for comment in find_comments(zh):
                 assert comment.message.startswith("中文"), (script.name, comment)
 
 

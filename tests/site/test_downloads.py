@@ -19,10 +19,15 @@ what another installed:
 Before each run the env has no autograd_notes and no matplotlib; after it,
 the installed autograd-notes is the site's version, installed from the
 site's wheel URL (pip's ``direct_url.json``). The table of results is printed.
+
+The site ``docs/build.py`` builds (nothing runs when it is current): each
+tutorial's script, in both editions, holds no hidden check and no Sphinx
+markup, and is Python; two builds write the same downloads.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import html
 import http.server
@@ -46,13 +51,17 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from sphinx_gallery.py_source_parser import split_code_and_text_blocks
+from sphinx_gallery.py_source_parser import (
+    remove_config_comments,
+    remove_ignore_blocks,
+    split_code_and_text_blocks,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 from codecomments import without_comments  # noqa: E402
+from downloads import TEXT, markup_left  # noqa: E402
 from sitewheel import build_wheel, on_read_the_docs, wheel_name  # noqa: E402
-from standalone import TEXT  # noqa: E402
 
 import autograd_notes  # noqa: E402
 
@@ -369,6 +378,13 @@ def code_and_text(script: Path) -> tuple[list[str], list[str]]:
     return code, [b.content for b in blocks if b.type == "text"]
 
 
+def visible_code(example: str) -> list[str]:
+    """The code blocks of a tutorial as its page shows them: no hidden checks."""
+    code, _ = code_and_text(ROOT / "gallery" / example)
+    shown = [remove_config_comments(remove_ignore_blocks(c)) for c in code]
+    return [c for c in shown if c.strip()]
+
+
 def draws(example: str) -> bool:
     return "draw_graph(" in (ROOT / "gallery" / example).read_text()
 
@@ -380,10 +396,10 @@ def test_script_adds_only_the_install_and_figure_cells(
 ) -> None:
     script = download(site, edition, example)
     code, text = code_and_text(script)
-    source, _ = code_and_text(ROOT / "gallery" / example)
+    source = visible_code(example)
     # The code of the page, then (for a script that draws) the figures cell.
-    assert [without_comments(c).rstrip() for c in code[: len(source)]] == [
-        without_comments(c).rstrip() for c in source
+    assert [without_comments(c).strip() for c in code[: len(source)]] == [
+        without_comments(c).strip() for c in source
     ], "the download's code differs from the page's"
     assert len(code) == len(source) + draws(example)
     if draws(example):
@@ -419,15 +435,11 @@ def test_notebook_installs_the_wheel_first(
     site: Path, served: str, example: str, edition: str
 ) -> None:
     cells = notebook(site, edition, example)["cells"]
-    first_code = next(c for c in cells if c["cell_type"] == "code")
     extra = "[plot]" if draws(example) else ""
     url = f"{served}_static/wheels/{WHEEL}"
-    assert "".join(first_code["source"]) == (
-        f'%pip install "autograd-notes{extra} @ {url}"'
-    )
-    why = cells[cells.index(first_code) - 1]
-    assert why["cell_type"] == "markdown"
-    assert TEXT[edition]["install_title"] in "".join(why["source"])
+    why, pip = "".join(cells[0]["source"]).split("\n")
+    assert pip == f'%pip install "autograd-notes{extra} @ {url}"'
+    assert why.startswith("# `autograd_notes`"), why
     others = code_cells({"cells": cells})[1:]
     assert not any(
         line.lstrip().startswith(("%", "!")) for c in others for line in c.splitlines()
@@ -523,3 +535,42 @@ def test_read_the_docs_installs_from_the_english_project_of_the_version(
     config = SimpleNamespace(_overrides=overrides, html_baseurl=base)
     on_read_the_docs(None, config)  # type: ignore[arg-type]
     assert config.html_baseurl == expected
+
+
+@pytest.fixture(scope="module")
+def built() -> Path:
+    """Both editions, built by docs/build.py (nothing to do when current)."""
+    subprocess.run([sys.executable, str(ROOT / "docs" / "build.py")], check=True)
+    return ROOT / "docs" / "_build" / "html"
+
+
+HIDDEN = re.compile(
+    r"# sphinx_gallery_start_ignore\n(.*?)# sphinx_gallery_end_ignore", re.S
+)
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_script_holds_no_hidden_check_and_no_markup(
+    built: Path, edition: str, example: str
+) -> None:
+    """What the page hides is not in the script, its text has no Sphinx
+    markup (in zh_CN no reST escape either), and it is Python."""
+    script = download(built, edition, example)
+    text = script.read_text("utf-8")
+    ast.parse(text)
+    assert "sphinx_gallery_" not in text
+    source = (ROOT / "gallery" / example).read_text("utf-8")
+    shown = "\n".join(visible_code(example))
+    hidden = [
+        line.strip()
+        for block in HIDDEN.findall(source)
+        for line in block.splitlines()
+        if line.strip().startswith("assert ") and line.strip() not in shown
+    ]
+    assert hidden, f"{example} has no hidden check: this test checks nothing"
+    assert [line for line in hidden if line in text] == []
+    _, prose = code_and_text(script)
+    assert [left for block in prose for left in markup_left(block)] == []
+    _, original = code_and_text(ROOT / "gallery" / example)
+    assert any(markup_left(block) for block in original), "nothing to convert"

@@ -2,7 +2,7 @@
 
 * Every page has a catalog and every catalog passes ``check_catalogs.py``.
 * The term list parses, and the checks it drives flag what they should.
-* ``zhdownloads.py`` rewrites a tutorial's text cells and keeps its code.
+* ``downloads.translate_rst`` translates and wraps a tutorial's text.
 * (slow) In a throw-away site: a translation goes stale when its English
   changes, and the zh build then fails, naming the message and the page,
   until the catalog is updated and the message translated again.
@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import ast
 import csv
 import importlib.util
 import re
@@ -22,7 +21,6 @@ from types import ModuleType
 import pytest
 from babel.messages.catalog import Message
 from babel.messages.pofile import read_po, write_po
-from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -30,12 +28,13 @@ LOCALE = DOCS / "locale"
 CATALOGS = LOCALE / "zh_CN" / "LC_MESSAGES"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
-# The minimal site of test_strict_build.py, and zhdownloads.py as conf.py
+# The minimal site of test_strict_build.py, and downloads.py as conf.py
 # loads it (docs/_ext on sys.path).
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(DOCS / "_ext"))
+import downloads  # noqa: E402
 import sitebuild  # noqa: E402
-import zhdownloads  # noqa: E402
+from codecomments import width  # noqa: E402
 
 
 def _load(path: Path) -> ModuleType:
@@ -567,150 +566,30 @@ def test_fix_spacing_rewrites_a_catalog(tmp_path: Path) -> None:
     assert check_catalogs.check(list(written.values())) == []
 
 
-# -- zhdownloads.py: the translated .py download ------------------------------
-
-# As in gallery/: the docstring escapes its backslashes (``\\top`` in the file
-# is ``\top`` to Python, and in the catalogs); comments do not.
-SCRIPT = r'''"""
-Vector-Jacobian products
-========================
-
-Autograd computes the *vector-Jacobian product* :math:`v^\\top J`, for a
-vector :math:`v` that you pass.
-
-.. math::
-
-   v^\\top J = \\sum_i v_i \\nabla y_i
-
-* A scalar needs no ``v``.
-* A tensor needs one, of
-  its own shape.
-"""
-
-# %%
-# Scalars
-# -------
-# A scalar output is the common case: after ``loss.backward()`` every leaf
-# with ``requires_grad=True`` has its gradient in ``.grad``.
-#
-# 1. Call ``backward()``.
-# 2. Read ``.grad``.
-#
-# .. math::
-#
-#    \frac{\partial L}{\partial x}
-
-import torch
-
-x = torch.ones(2, requires_grad=True)
-(x * 2).sum().backward()  # a comment in code stays English
-print(x.grad)
-'''
-
-CHINESE = {
-    "Vector-Jacobian products": "向量-雅可比积",
-    "Autograd computes the *vector-Jacobian product* :math:`v^\\top J`, for a "
-    "vector :math:`v` that you pass.": "自动微分计算 *向量-雅可比积* "
-    ":math:`v^\\top J`，其中向量 :math:`v` 由你传入。",
-    "A scalar needs no ``v``.": "标量不需要 ``v``。",
-    "A tensor needs one, of its own shape.": "张量需要一个与它形状相同的 ``v``。",
-    "Scalars": "标量",
-    "A scalar output is the common case: after ``loss.backward()`` every leaf "
-    "with ``requires_grad=True`` has its gradient in ``.grad``.": "标量输出最常见："
-    "调用 ``loss.backward()`` 后，叶子张量的梯度在 ``.grad`` 中。",
-    "Call ``backward()``.": "调用 ``backward()``。",
-    "Read ``.grad``.": "读取 ``.grad``。",
-}
-
-EXPECTED = r'''"""
-向量-雅可比积
-=============
-
-自动微分计算 *向量-雅可比积* :math:`v^\\top J`，其中向量 :math:`v` 由你传入。
-
-.. math::
-
-   v^\\top J = \\sum_i v_i \\nabla y_i
-
-* 标量不需要 ``v``。
-* 张量需要一个与它形状相同的 ``v``。
-"""
-
-# %%
-# 标量
-# ----
-# 标量输出最常见：调用 ``loss.backward()`` 后，叶子张量的梯度在 ``.grad`` 中。
-#
-# 1. 调用 ``backward()``。
-# 2. 读取 ``.grad``。
-#
-# .. math::
-#
-#    \frac{\partial L}{\partial x}
-
-import torch
-
-x = torch.ones(2, requires_grad=True)
-(x * 2).sum().backward()  # a comment in code stays English
-print(x.grad)
-'''
-
-
-def blocks(source: str, tmp_path: Path, name: str) -> list[tuple[str, str]]:
-    path = tmp_path / name
-    path.write_text(source, encoding="utf-8")
-    _, found = split_code_and_text_blocks(str(path))
-    return [(block.type, block.content) for block in found]
-
-
-def test_translate_script_rewrites_text_and_keeps_code(tmp_path: Path) -> None:
-    result = zhdownloads.translate_script(SCRIPT, CHINESE.__getitem__)
-    assert result == EXPECTED
-    # Headings are underlined to their width: a Chinese character takes two.
-    assert zhdownloads._width("向量-雅可比积") == 13
-    # It is still Python, its docstring is the translated reST (one backslash),
-    # and the code is the English code.
-    docstring = ast.get_docstring(ast.parse(result), clean=False)
-    assert docstring is not None
-    assert ":math:`v^\\top J`" in docstring
-    assert "v^\\top J = \\sum_i v_i \\nabla y_i" in docstring
-    english = blocks(SCRIPT, tmp_path, "en.py")
-    chinese = blocks(result, tmp_path, "zh.py")
-    assert [b for b in chinese if b[0] == "code"] == [
-        b for b in english if b[0] == "code"
-    ]
-    texts = [content for kind, content in chinese if kind == "text"]
-    assert len(texts) == 2
-    assert all(CJK.search(text) for text in texts)
+# -- downloads.py: the translated text of a tutorial's downloads --------------
 
 
 def test_translate_rst_wraps_chinese_without_breaking_markup() -> None:
     english = "Gradients accumulate.\nCall it twice and they add up."
     chinese = "梯度会累加到 ``.grad`` 中，" * 6 + "调用两次就相加。"
     lookup = {"Gradients accumulate. Call it twice and they add up.": chinese}
-    lines = zhdownloads.translate_rst(english, lookup.__getitem__, 40).split("\n")
+    lines = downloads.translate_rst(english, lookup.__getitem__, 40).split("\n")
     assert len(lines) > 1
     # A closing mark never starts a line: it may stick out past the width.
-    assert all(zhdownloads._width(line.rstrip("，。")) <= 40 for line in lines)
+    assert all(width(line.rstrip("，。")) <= 40 for line in lines)
     # Breaks fall at spaces or between characters: nothing is added or lost.
     assert "".join(lines).replace(" ", "") == chinese.replace(" ", "")
     assert all(line.count("``") % 2 == 0 for line in lines)  # markup is whole
     assert not any(line.startswith(("，", "。")) for line in lines)
     # Without a width (the notebook's Markdown), a paragraph stays one line.
-    assert zhdownloads.translate_rst(english, lookup.__getitem__) == chinese
+    assert downloads.translate_rst(english, lookup.__getitem__) == chinese
 
 
 def test_translate_rst_without_a_translation_raises() -> None:
     with pytest.raises(KeyError):
-        zhdownloads.translate_rst(
+        downloads.translate_rst(
             "Scalars\n-------\n\nNot in the catalog.", {}.__getitem__
         )
-
-
-def test_translate_script_leaves_a_code_only_cell_alone() -> None:
-    code_only = '"""\nScalars\n=======\n"""\n\n# %%\nprint(1)\n'
-    result = zhdownloads.translate_script(code_only, CHINESE.__getitem__)
-    assert result == '"""\n标量\n====\n"""\n\n# %%\nprint(1)\n'
 
 
 # -- (slow) A translation cannot go stale ---------------------------------------

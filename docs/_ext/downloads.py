@@ -1,0 +1,541 @@
+"""Every download, in one pass: scripts, notebooks and zips of both editions.
+
+:func:`write_downloads` (``build-finished``) writes each tutorial's ``.py``
+(translated, Sphinx markup made plain text, no hidden checks, an install cell,
+a figure-saving last cell) and ``.ipynb`` (sphinx-gallery's ``jupyter_notebook``
+of the same blocks), each executed page's notebook (hidden cells dropped or
+collapsed without asserts), each edition's ``notebooks/`` (what Colab opens),
+and every ``.zip`` (fixed timestamps); pip installs from ``sitewheel``. Ours:
+sphinx-gallery copies the English script as it is and translates nothing; its
+``first_notebook_cell`` is set per notebook (``[plot]`` where it draws); no
+``last_notebook_cell``: notebooks show figures inline.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import re
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from catalogs import messages
+from codecomments import (
+    NO_LINE_END,
+    NO_LINE_START,
+    CommentError,
+    translate_comments,
+    width,
+    wrap,
+)
+from editions import EDITIONS
+from exercises import HIDDEN, collapse_in_notebook
+from sitewheel import requirement
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+TEXT: dict[str, dict[str, str]] = {
+    "en": {
+        "install_title": "Install the helper package",
+        "install": (
+            "`autograd_notes` is not on PyPI: install the version that produced "
+            "the site's outputs ({version}) from the site{plot}; it needs only torch:"
+        ),
+        "plot": ", with matplotlib and networkx for the figures",
+        "figures_title": "Keep the figures",
+        "figures": (
+            "Run in a terminal, a script's figures vanish when it ends. This "
+            "cell saves each one as a PNG file in the current folder, and "
+            "also shows them when matplotlib can open a window."
+        ),
+        "no_matplotlib": "without matplotlib the script drew nothing",
+    },
+    "zh_CN": {
+        "install_title": "安装辅助包",
+        "install": (
+            "`autograd_notes`不在 PyPI 上：从本站安装产生本站输出的版本"
+            "（{version}）{plot}；它只依赖 torch："
+        ),
+        "plot": "，并附带绘图所需的 matplotlib 和 networkx",
+        "figures_title": "保存图形",
+        "figures": (
+            "在终端中运行时，脚本画出的图形会随脚本结束而消失。这个单元格把"
+            "每个图形保存为当前文件夹中的 PNG 文件；matplotlib 能打开窗口时，"
+            "也会显示它们。"
+        ),
+        "no_matplotlib": "没有 matplotlib 时，脚本什么也没有画",
+    },
+}
+DRAWS = re.compile(r"\bdraw_graph\(|\bmatplotlib\b|\bplt\.")
+"""Code that makes a figure: it needs the ``plot`` extra."""
+
+# -- Sphinx markup made Markdown ---------------------------------------------------
+
+# Every shape of Sphinx markup, as it would appear in a download's text.
+SPHINX_MARKUP: dict[str, re.Pattern[str]] = {
+    "reST role": re.compile(r":(?:[a-z]+:)?[a-z][a-z-]*:`"),
+    "MyST role": re.compile(r"\{[a-z][\w:-]*\}`"),
+    "gallery label": re.compile(r"`sphx_glr_[\w.]+`|\bsphx_glr_\w+"),
+    "reST reference with target": re.compile(r"`[^`]*\s<[\w.:/-]+>`_*"),
+    "reST directive": re.compile(r"^\s*\.\. [\w:-]+::", re.M),
+    "reST target": re.compile(r"^\s*\.\. _[^:]+:", re.M),
+    "MyST directive": re.compile(r"^\s*(?:`{3,}|:{3,})\s*\{[\w:-]+\}", re.M),
+    "MyST target": re.compile(r"^\([\w.-]+\)=\s*$", re.M),
+    "MyST substitution": re.compile(r"\{\{[^}]*\}\}"),
+    "reST escaped space": re.compile(r"\\ "),
+    "MyST definition": re.compile(r"^: ", re.M),
+}
+PY_ROLES = {"func", "meth", "class", "mod", "attr", "obj", "data", "exc"}
+ROLE = re.compile(
+    r":(?:py:)?(?P<rst>[a-z][a-z-]*):`(?P<a>[^`]+)`"  # :func:`x`
+    r"|\{(?:py:)?(?P<myst>[a-z][\w-]*)\}`(?P<b>[^`]+)`"  # {func}`x`
+)
+EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
+BADGE = re.compile(r"^\{bdg-[\w-]+\}`[^`]*`[ \t]*\n(?:[ \t]*\n)?", re.M)
+OPENING, CLOSING = "".join(NO_LINE_END), "".join(NO_LINE_START)
+BOLD = re.compile(rf"\*\*([{OPENING}]*)([^*\n]+?)([{CLOSING}]*)\*\*")
+
+
+@dataclass
+class Resolver:
+    """Turns a role into Markdown: links to the hosted pages of one edition."""
+
+    docname: str  # the page the text comes from (relative :doc: targets)
+    base: str  # the hosted edition's URL, ending in /
+    # (role, name) -> (docname, anchor, title); role: doc, ref, term or py
+    targets: dict[tuple[str, str], tuple[str, str, str]]
+    substitutions: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_app(cls, app: Sphinx, docname: str) -> Resolver:
+        env, language = app.env, app.config.language
+        std, py = env.domaindata["std"], env.domaindata["py"]
+        targets = {("ref", k): tuple(v) for k, v in std["labels"].items()}
+        targets |= {(k, n): (*v[:2], n) for (k, n), v in std["objects"].items()}
+        for table in (py["modules"], py["objects"]):
+            targets |= {("py", k): (v.docname, v.node_id, k) for k, v in table.items()}
+        for name in env.found_docs:
+            title = env.titles[name].astext() if name in env.titles else name
+            targets[("doc", name)] = (name, "", title)
+        folder = EDITIONS[language][1] if language in EDITIONS else f"{language}/"
+        base = app.config.html_baseurl + folder
+        return cls(docname, base, targets, dict(app.config.myst_substitutions))
+
+    def role(self, name: str, content: str) -> str:
+        content = " ".join(content.split())
+        match = EXPLICIT.match(content)
+        text, target = (match["text"], match["target"]) if match else (None, content)
+        if name == "math":
+            return f"${content}$"
+        if name in PY_ROLES:
+            key = ("py", target.lstrip("~."))
+            if text is None:
+                text = key[1].rpartition(".")[2] if target[0] == "~" else key[1]
+                text += "()" if name in {"func", "meth"} else ""
+            text = f"`{text}`"  # a name not ours (torch...): code, no link
+        elif name == "doc":
+            folder = self.docname.rpartition("/")[0] if target[0] != "/" else ""
+            key = ("doc", f"{folder}/{target}".strip("/").removesuffix(".md"))
+        elif name in ("ref", "term"):
+            key = (name, target.lower())
+        else:
+            return text or content  # badges, abbreviations: their text
+        if key not in self.targets:
+            if name in PY_ROLES:
+                return text
+            raise KeyError(f"no {name} {target!r}")
+        docname, anchor, title = self.targets[key]
+        anchor = f"#{anchor}" if anchor else ""
+        return f"[{text or title}]({self.base}{docname}.html{anchor})"
+
+
+def to_markdown(text: str, resolver: Resolver) -> str:
+    """reST or MyST text with its Sphinx markup made Markdown."""
+    text = BADGE.sub("", text)  # the page's kind, shown as a badge: not text
+    text = ROLE.sub(
+        lambda m: resolver.role(m["rst"] or m["myst"], m["a"] or m["b"]), text
+    )
+    text = re.sub(r"`([^`<]+?)\s*<(https?://[^`>]+)>`_*", r"[\1](\2)", text)
+    subst = resolver.substitutions
+    text = re.sub(r"\{\{\s*([^}]*?)\s*\}\}", lambda m: str(subst[m[1]]), text)
+    text = re.sub(r"^\([\w.-]+\)=\s*\n?", "", text, flags=re.M)  # MyST targets
+    # A definition list (MyST's deflist): the term in bold, then its text.
+    text = re.sub(r"^(\S[^\n]*)\n: ", r"**\1**\n\n", text, flags=re.M)
+    # Without reST's separator, ``**预测。**x`` does not close in CommonMark
+    # (punctuation before ``**``, a letter after it): the punctuation moves out.
+    return BOLD.sub(r"\1**\2**\3", text.replace("\\ ", ""))
+
+
+def markup_left(text: str) -> list[str]:
+    """The Sphinx markup still in ``text``, as ``"kind: fragment"`` lines."""
+    return [
+        f"{kind}: {match.group(0)!r}"
+        for kind, pattern in SPHINX_MARKUP.items()
+        for match in pattern.finditer(text)
+    ]
+
+
+# -- Translating reST text (the tutorials) -----------------------------------------
+
+UNDERLINE = re.compile(r"([=\-~^\"'`#*+])\1+")
+ITEM = re.compile(r"(\* |- |\d+\. )")
+DIRECTIVE = re.compile(r"^\.\. (?:math|code-block|code|sourcecode)::.*\n\n?", re.M)
+PYTHON_BLOCK = re.compile(r"\.\. (code-block|code|sourcecode):: (python|py|python3)")
+
+
+def translate_rst(
+    text: str,
+    lookup: Callable[[str], str],
+    columns: int | None = None,
+    comments: Callable[[str], str | None] | None = None,
+) -> str:
+    """reST with each paragraph, title and list item replaced by ``lookup`` of
+    it (its lines joined by spaces, as the catalogs hold it), wrapped at
+    ``columns`` (None: one line each); directives and indented blocks kept,
+    but with ``comments``, the comments of Python code translated."""
+    lines, out, i = text.split("\n"), [], 0
+    while i < len(lines):
+        if not lines[i].strip():
+            out.append(lines[i])
+            i += 1
+            continue
+        block = []
+        while i < len(lines) and lines[i].strip():
+            block.append(lines[i])
+            i += 1
+        first = block[0]
+        if first.startswith((" ", "\t", "..")):
+            start = len(out)
+            out += block
+            while i < len(lines) and (not lines[i].strip() or lines[i][:1] == " "):
+                out.append(lines[i])
+                i += 1
+            if comments is not None and PYTHON_BLOCK.fullmatch(first.strip()):
+                with contextlib.suppress(CommentError):  # if not: kept
+                    code = translate_comments("\n".join(out[start + 1 :]), comments)
+                    out[start + 1 :] = code.split("\n")
+        elif len(block) >= 2 and UNDERLINE.fullmatch(block[1].strip()):
+            title = lookup(first.strip())
+            out += [title, block[1][0] * width(title)]
+            if block[2:]:  # the text right under the title: a block of its own
+                out += translate_rst(
+                    "\n".join(block[2:]), lookup, columns, comments
+                ).split("\n")
+        elif ITEM.match(first):
+            items: list[list[str]] = []
+            for line in block:
+                (items.append([line]) if ITEM.match(line) else items[-1].append(line))
+            for item in items:
+                marker = ITEM.match(item[0]).group(1)  # type: ignore[union-attr]
+                words = lookup(" ".join(x.strip() for x in item)[len(marker) :])
+                wrapped = wrap(words, columns - len(marker)) if columns else [words]
+                out += [
+                    marker + wrapped[0],
+                    *(" " * len(marker) + x for x in wrapped[1:]),
+                ]
+        else:
+            words = lookup(" ".join(x.strip() for x in block))
+            out += wrap(words, columns) if columns else [words]
+    return "\n".join(out)
+
+
+# -- Translating MyST text (the executed pages) ------------------------------------
+
+HEADING = re.compile(r"^(#{1,6} )(.*)$")
+ITEM_START = re.compile(r"^(\s*)([-*+] |\d+\. |: )(.*)$")  # : a definition
+FENCE = re.compile(r"^(`{3,}|:{3,})")
+WORDS = re.compile(r"[A-Za-z]{2,}")
+
+
+def translate_markdown(text: str, lookup: Callable[[str], str]) -> str:
+    """A MyST Markdown cell, each message (paragraph, heading, list item,
+    table cell) replaced by ``lookup(message)``; fenced blocks unchanged."""
+    out: list[str] = []
+    lines, i = text.split("\n"), 0
+    while i < len(lines):
+        line = lines[i]
+        fence = FENCE.match(line.strip())
+        if fence:
+            out.append(line)
+            i += 1
+            while i < len(lines) and not lines[i].strip().startswith(fence.group(1)):
+                out.append(lines[i])
+                i += 1
+            out += lines[i : i + 1]
+            i += 1
+        elif not line.strip() or re.match(r"^\([\w.-]+\)=\s*$", line):
+            out.append(line)
+            i += 1
+        elif heading := HEADING.match(line):
+            out.append(heading.group(1) + lookup(heading.group(2).strip()))
+            i += 1
+        elif line.lstrip().startswith("|"):  # a table row (not the rule): each cell
+            cells = line.strip().strip("|").split("|")
+            if not all(re.fullmatch(r"\s*:?-+:?\s*", c) for c in cells):
+                line = "| " + " | ".join(_table_cell(c, lookup) for c in cells) + " |"
+            out.append(line)
+            i += 1
+        else:
+            item = ITEM_START.match(line)
+            parts = [item.group(3) if item else line]
+            i += 1
+            while (
+                i < len(lines)
+                and lines[i].strip()
+                and not ITEM_START.match(lines[i])
+                and not HEADING.match(lines[i])
+                and not FENCE.match(lines[i].strip())
+            ):
+                parts.append(lines[i])
+                i += 1
+            prefix = item.group(1) + item.group(2) if item else ""
+            out.append(prefix + lookup(" ".join(p.strip() for p in parts)))
+    return "\n".join(out)
+
+
+def _table_cell(cell: str, lookup: Callable[[str], str]) -> str:
+    words = WORDS.search(cell) and not re.fullmatch(r"\s*`[^`]*`\s*", cell)
+    return lookup(cell.strip()) if words else cell.strip()
+
+
+# -- The downloads ---------------------------------------------------------------
+
+
+@dataclass
+class Edition:
+    """What every download of one edition is written with; warnings fail the build."""
+
+    app: Sphinx
+    catalog: dict[str, str] | None  # None: English
+    missing: list[str] = field(default_factory=list)
+
+    def lookup(self, message: str) -> str:
+        if self.catalog is not None and message not in self.catalog:
+            self.missing.append(message)
+        return (self.catalog or {}).get(message, message)
+
+    def comments(self, code: str) -> str:
+        with contextlib.suppress(CommentError):  # if not: kept, as on the page
+            code = translate_comments(code, (self.catalog or {}).get)
+        return code
+
+    def markdown(self, text: str, docname: str) -> str:
+        try:
+            return to_markdown(text, Resolver.from_app(self.app, docname))
+        except KeyError as error:
+            self.warn(docname, f"a reference does not resolve: {error.args[0]}")
+            return text
+
+    def words(self, key: str, draws: bool = False) -> str:
+        words = TEXT.get(self.app.config.language, TEXT["en"])
+        plot = words["plot"] if draws else ""
+        return words[key].format(version=self.app.config.release, plot=plot)
+
+    def pip(self, draws: bool) -> str:
+        return f'pip install "{requirement(self.app, "[plot]" if draws else "")}"'
+
+    def install_cell(self, code: str) -> str:
+        """A notebook's first cell: why, in one line, then ``%pip install``."""
+        draws = bool(DRAWS.search(code))
+        return f"# {self.words('install', draws)}\n%{self.pip(draws)}"
+
+    def warn(self, docname: str, *problems: str) -> None:
+        problems += tuple(
+            f"untranslated: {m[:100]!r}" for m in self.missing if WORDS.search(m)
+        )
+        self.missing.clear()
+        for problem in problems:
+            logger.warning("downloads of %s: %s", docname, problem, type="downloads")
+
+    def notebook(self, notebook: dict[str, Any], docname: str) -> str:
+        """Solutions collapsed, markup checked: the notebook's JSON text."""
+        collapse_in_notebook(notebook, self.app.config.language)
+        notebook.setdefault("metadata", {})["language_info"] = {"name": "python"}
+        text = "\n".join(
+            "".join(c["source"])
+            for c in notebook["cells"]
+            if c["cell_type"] == "markdown"
+        )
+        self.warn(docname, *markup_left(text))
+        return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+
+
+def tutorial(ed: Edition, script: Path) -> dict[str, str]:
+    """The ``.py`` and ``.ipynb`` downloads of a tutorial, by file name."""
+    from sphinx_gallery import py_source_parser as sg
+    from sphinx_gallery.notebook import jupyter_notebook
+
+    docname, comments = f"tutorials/{script.stem}", ed.catalog and ed.catalog.get
+    blocks = []
+    for b in sg.split_code_and_text_blocks(script)[1]:
+        if b.type == "code":  # ignore blocks first: their markers are config comments
+            text = ed.comments(
+                sg.remove_config_comments(sg.remove_ignore_blocks(b.content))
+            )
+        else:
+            text = translate_rst(b.content.strip("\n"), ed.lookup, None, comments)
+            text = ed.markdown(text, docname)
+        if text.strip():
+            blocks.append(sg.Block(b.type, text.strip("\n"), b.lineno))
+    code = "\n".join(b.content for b in blocks if b.type == "code")
+    draws = bool(DRAWS.search(code))
+    # The notebook: sphinx-gallery's, the install cell first.
+    conf = ed.app.config.sphinx_gallery_conf | {
+        "first_notebook_cell": ed.install_cell(code)
+    }
+    notebook = ed.notebook(jupyter_notebook(blocks, conf, script.parent), docname)
+    # The script: text as plain comments, directives as their indented body.
+    parts, prose = [], []
+    for n, block in enumerate(blocks):
+        if block.type == "code":
+            parts.append(block.content)
+            continue
+        prose.append(
+            translate_rst(DIRECTIVE.sub("", block.content), str, 79 - 2 * bool(n))
+        )
+        if n:
+            parts.append(_cell(None, prose[-1]))
+            continue
+        parts.append('"""\n' + prose[0].replace("\\", "\\\\") + '\n"""')
+        words = ed.words("install", draws)
+        parts.append(_cell(ed.words("install_title"), words, "    " + ed.pip(draws)))
+    if draws:
+        parts.append(_cell(ed.words("figures_title"), ed.words("figures")))
+        parts.append(FIGURES.format(stem=script.stem, no=ed.words("no_matplotlib")))
+    ed.warn(docname, *markup_left("\n".join(prose)))
+    py = "\n\n".join(parts) + "\n"
+    return {f"{script.stem}.py": py, f"{script.stem}.ipynb": notebook}
+
+
+def _cell(title: str | None, text: str, code: str = "") -> str:
+    """A text cell of a sphinx-gallery script."""
+    lines = [title, "-" * width(title), *wrap(text, 77)] if title else text.split("\n")
+    lines += ["", code] if code else []
+    return "# %%\n" + "\n".join(f"# {x}".rstrip() for x in lines)
+
+
+FIGURES = """\
+try:
+    import matplotlib.pyplot as plt
+except ImportError:  # {no}
+    numbers = []
+else:
+    numbers = plt.get_fignums()
+for number in numbers:
+    name = f"{stem}_figure_{{number}}.png"
+    plt.figure(number).savefig(name, dpi=200)
+    print(f"saved {{name}}")
+windowless = {{"agg", "cairo", "pdf", "pgf", "ps", "svg", "template"}}
+if numbers and plt.get_backend().lower() not in windowless:
+    plt.show()"""  # a script's last cell: save each figure, show it if a window can
+
+# -- The executed pages' notebooks ---------------------------------------------------
+
+
+KERNEL = re.compile(r"---\n(?:(?!---\n).*\n)*kernelspec:")  # in front matter
+
+
+def executed_pages(app: Sphinx) -> list[str]:
+    """The MyST pages that run code: their front matter names a kernelspec."""
+    paths = {d: Path(app.env.doc2path(d)) for d in sorted(app.env.found_docs)}
+    md = {d: p.read_text("utf-8") for d, p in paths.items() if p.suffix == ".md"}
+    return [d for d, t in md.items() if KERNEL.match(t)]
+
+
+def without_asserts(code: str) -> str:
+    """``code`` without its ``assert`` statements (a block keeps one statement)."""
+    drop: set[int] = set()
+    for node in ast.walk(ast.parse(code)):
+        for body in (getattr(node, f, None) for f in ("body", "orelse", "finalbody")):
+            asserts = [s for s in body or () if isinstance(s, ast.Assert)]
+            if asserts and (len(asserts) < len(body) or isinstance(node, ast.Module)):
+                for s in asserts:
+                    drop.update(range(s.lineno - 1, s.end_lineno or s.lineno))
+    return "\n".join(x for n, x in enumerate(code.split("\n")) if n not in drop)
+
+
+def page_notebook(ed: Edition, docname: str) -> str:
+    """The notebook of a MyST page, in this edition's language."""
+    from myst_nb.core.read import read_myst_markdown_notebook
+
+    source = Path(ed.app.env.doc2path(docname)).read_text("utf-8")
+    cells: list[dict[str, Any]] = [{"source": ""}]  # the install cell, below
+    for cell in read_myst_markdown_notebook(source).cells:
+        tags = cell.metadata.get("tags", [])
+        text, metadata = cell.source, {"tags": tags} if tags else {}
+        if cell.cell_type == "markdown":
+            text = translate_markdown(text, ed.lookup) if ed.catalog else text
+            cells.append({"source": ed.markdown(text, docname)})
+            continue
+        if "remove-cell" in tags:  # the page's hidden checks, as in a tutorial
+            continue
+        if "remove-input" in tags:  # as on the page: output only, no checks
+            text = without_asserts(text)
+            metadata |= HIDDEN
+        if text.strip():
+            cells.append(
+                {"source": ed.comments(text), "outputs": [], "metadata": metadata}
+            )
+    code = "\n".join(c["source"] for c in cells if "outputs" in c)
+    cells[0] = {"source": ed.install_cell(code), "outputs": []}
+    for n, cell in enumerate(cells):
+        cell["id"] = f"cell-{n}"  # nbformat 4.5: stable ids
+        cell.setdefault("metadata", {})
+        if "outputs" in cell:
+            cell |= {"cell_type": "code", "execution_count": None}
+        else:
+            cell["cell_type"] = "markdown"
+    kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook = {"cells": cells, "metadata": {"kernelspec": kernel}}
+    return ed.notebook(notebook | {"nbformat": 4, "nbformat_minor": 5}, docname)
+
+
+# -- The pass ----------------------------------------------------------------------
+
+
+def write_downloads(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    ed = Edition(app, None if app.config.language == "en" else messages(app))
+    out, files = Path(app.outdir), {}
+    for examples in app.config.sphinx_gallery_conf["examples_dirs"]:
+        for script in sorted(Path(app.srcdir, examples).glob("[0-9][0-9]_*.py")):
+            files |= tutorial(ed, script)
+    for docname in executed_pages(app):
+        _write(out / "notebooks" / f"{docname}.ipynb", page_notebook(ed, docname))
+    for name, text in files.items():
+        if name.endswith(".ipynb"):  # all notebooks in one folder, for Colab
+            _write(out / "notebooks" / "tutorials" / name, text)
+    for path in sorted(Path(out, "_downloads").rglob("*")):
+        if path.name in files:
+            path.write_text(files[path.name], "utf-8")
+        elif path.suffix == ".zip":
+            rezip(path, {k: v.encode("utf-8") for k, v in files.items()})
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, "utf-8")
+
+
+def rezip(archive: Path, files: dict[str, bytes]) -> None:
+    """``archive`` with each member named in ``files`` replaced; fixed stamps."""
+    with zipfile.ZipFile(archive) as old:
+        members = [(info.filename, old.read(info)) for info in old.infolist()]
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as new:
+        for name, data in members:
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, 0o644 << 16
+            new.writestr(info, files.get(Path(name).name, data))
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.setup_extension("sitewheel")
+    app.connect("build-finished", write_downloads)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
