@@ -96,7 +96,7 @@ def on_read_the_docs(app: Sphinx, config: Any) -> None:
     """On Read the Docs (unless ``-D html_baseurl``), the English project's
     address of the version built: it publishes the wheel both editions install."""
     canonical = os.environ.get("READTHEDOCS_CANONICAL_URL", "")
-    overridden = "html_baseurl" in config._overrides  # -D html_baseurl=...
+    overridden = "html_baseurl" in config.overrides  # -D html_baseurl=...
     if canonical and not overridden:
         base = re.sub(r"/zh[-_](?:cn|CN)/", "/en/", canonical)
         config.html_baseurl = base.rstrip("/") + "/"
