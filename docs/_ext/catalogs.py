@@ -3,11 +3,11 @@
 * :func:`messages`, :func:`plain`, :func:`unmarked`: the catalogs' current
   translations, for the extensions that translate raw HTML and downloads;
 * :class:`KeepDocstringsEnglish`: the API reference is never in the catalogs;
-* :func:`theme_strings`: our words for sphinx-book-theme's strings;
-* :class:`RequireTranslation`, :func:`no_fuzzy`: a message untranslated, fuzzy
-  or whose markup did not render is a warning (with ``-W``, an error);
-* :func:`configure_search`, :class:`ChineseSearch`: jieba knows the site's
-  terms, and the search page finds its stemmer.
+* :func:`theme_strings` (``config-inited``): our words for the theme's strings;
+* :class:`RequireTranslation`, :func:`no_fuzzy` (``builder-inited``): a message
+  untranslated, fuzzy or whose markup did not render is a warning (an error);
+* :func:`configure_search` (``config-inited``), :class:`ChineseSearch`: jieba
+  knows the site's terms, and the search page finds its stemmer.
 """
 
 from __future__ import annotations

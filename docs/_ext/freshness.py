@@ -2,6 +2,8 @@
 
 sphinx-gallery re-runs an example only when its source changes and myst-nb's
 cache keys on a notebook's code: neither notices a new torch, package or pin.
+At ``config-inited``, :func:`invalidate` deletes the outputs that are stale, and
+:func:`prune_removed` the pages of removed gallery scripts.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Link the whole-site PDFs that ``docs/pdf.py`` prints, in a ``-D site_pdf=1`` build.
 
-The header's download menu offers the edition's PDF where sphinx-book-theme
+The header's download menu (:func:`whole_site_button`, ``html-page-context``)
+offers the edition's PDF where sphinx-book-theme
 offered ".pdf" (print this page); ``{sitepdf}`English <en>``` links an
 edition's PDF from the text. Without site_pdf (``nox -s docs``) no PDF is
 printed, so neither links one: no dead link.

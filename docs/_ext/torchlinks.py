@@ -1,14 +1,18 @@
-"""PyTorch names link to PyTorch's docs; sphinx-codeautolink only links code blocks.
+"""PyTorch names link to PyTorch's docs; sphinx_codeautolink only links code blocks.
 
 It links the pages' code (sphinx-gallery the tutorials'), but no prose, and finds
 a name under its object's own name (``torch.nn.modules.linear.Linear``). Here:
 
-* :func:`read_names`: codeautolink's ``codeautolink_inventory_map``, from each
-  object's own name to the one PyTorch documents;
-* :func:`missing_reference`: a Python reference intersphinx missed is looked up
-  under the running torch's name for the object (``torch.nn.Parameter`` is
-  documented as ``torch.nn.parameter.Parameter``), a bare ``Tensor`` or
-  ``Module`` under ``torch.`` and ``torch.nn.``; nitpicky mode fails on the rest;
+* :func:`read_names` (``builder-inited``): codeautolink's inventory map, from
+  each object's own name to the one PyTorch documents;
+* :func:`missing_reference` (``missing-reference``): a Python reference
+  intersphinx missed is looked up under the running torch's name for the object
+  (``torch.nn.Parameter`` is documented as ``torch.nn.parameter.Parameter``), a
+  bare ``Tensor`` or ``Module`` under ``torch.`` and ``torch.nn.``; nitpicky
+  mode fails on the rest;
+* :func:`configure` (``config-inited``), :func:`picklable_config`
+  (``builder-inited``): codeautolink's settings; :func:`skip_tutorials`
+  (``doctree-read``) leaves the tutorials to sphinx-gallery;
 * :class:`ProseCodeLinks`: an inline code span that is a PyTorch name or a call
   of one (`` `nn.Linear(4, 2)` ``) links to its page.
 """
@@ -170,7 +174,14 @@ def skip_tutorials(app: Sphinx, doctree: nodes.document) -> None:
         doctree.insert(0, SkipMarker("file"))
 
 
-def picklable_config(app: Sphinx) -> None:
+def configure(app: Sphinx, config: Any) -> None:
+    """codeautolink's settings (``config-inited``)."""
+    for name, value in CODEAUTOLINK.items():
+        setattr(config, name, value)
+    picklable_config(app)
+
+
+def picklable_config(app: Sphinx, *args: Any) -> None:
     """A fresh dict: codeautolink imports the functions into the config's one."""
     app.config.codeautolink_custom_blocks = dict(BLOCKS)
 
@@ -181,9 +192,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # reads the map (same priority: in the order connected).
     app.connect("builder-inited", read_names)
     app.setup_extension("sphinx_codeautolink")
-    for name, value in CODEAUTOLINK.items():
-        setattr(app.config, name, value)
-    picklable_config(app)
+    app.connect("config-inited", configure, priority=100)
     app.connect("builder-inited", picklable_config, priority=600)
     app.connect("doctree-read", skip_tutorials, priority=400)  # before codeautolink
     app.connect("missing-reference", missing_reference, priority=900)
