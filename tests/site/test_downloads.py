@@ -532,7 +532,7 @@ def test_read_the_docs_installs_from_the_english_project_of_the_version(
 ) -> None:
     monkeypatch.setenv("READTHEDOCS_CANONICAL_URL", canonical)
     base = "http://h/" if overrides else "https://a.readthedocs.io/"
-    config = SimpleNamespace(_overrides=overrides, html_baseurl=base)
+    config = SimpleNamespace(overrides=overrides, html_baseurl=base)
     on_read_the_docs(None, config)  # type: ignore[arg-type]
     assert config.html_baseurl == expected
 
