@@ -1,11 +1,10 @@
 """The gallery's tutorial cards: numbered, in the page's language, drawn when no figure.
 
 Not a library: sphinx-gallery writes its cards as raw HTML, outside the catalogs.
-:class:`TranslateThumbnails` translates their titles and tooltips on zh pages (one
-without a translation warns); :func:`write_cards` (``builder-inited``) draws a
-thumbnail for each tutorial without a figure (:func:`draw_card`: its number and
-question, deterministic; zh needs fonts-noto-cjk, whose absence warns);
-:class:`NumberedCards` shows those and numbers every card (``figures.css``).
+* :class:`TranslateThumbnails`: titles and tooltips translated (warns if missing);
+* :func:`write_cards` (``builder-inited``, :func:`draw_card`, :func:`cjk_font_known`):
+  a thumbnail for a tutorial without a figure; :class:`NumberedCards` shows it;
+* :func:`card_name`: a card's file name.
 """
 
 from __future__ import annotations
@@ -71,8 +70,6 @@ THUMBNAIL_TEXT = [
 ]
 
 
-# -- Cards: a number on each, and a thumbnail of its own ---------------------
-
 THUMB = re.compile(r"sphx_glr_((\d\d)_\w+?)_thumb\.png$")
 CARDS = "tutorials/images/thumb"
 CARD_COLOURS = ["#dbe7f5", "#c6f0cf", "#fbd38d", "#e9d8fd"]
@@ -83,7 +80,7 @@ def card_name(stem: str, language: str) -> str:
 
 
 def _question(app: Sphinx, script: Path) -> str:
-    """The tutorial's title (its question), in the edition's language."""
+    """The tutorial's title, in the edition's language."""
     english = script.read_text(encoding="utf-8").split('"""')[1].strip().splitlines()[0]
     if app.config.language == "en":
         return unmarked(english)
@@ -128,13 +125,11 @@ def _cjk_wrap(text: str, width: int) -> list[str]:
     return [*lines, line] if line else lines
 
 
-# The fonts a Chinese card is drawn with (Debian's fonts-noto-cjk).
 CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans CJK JP")
 
 
 def cjk_font_known() -> bool:
-    """Whether matplotlib can draw Chinese, with the system's CJK fonts added
-    when its font cache predates their install (the cache never notices)."""
+    """Whether matplotlib can draw Chinese (adding CJK fonts its cache missed)."""
     from matplotlib import font_manager
 
     def known() -> bool:
@@ -148,7 +143,7 @@ def cjk_font_known() -> bool:
 
 
 def write_cards(app: Sphinx) -> None:
-    """A card for each tutorial without a figure of its own (after the gallery)."""
+    """A card for each tutorial without a figure of its own."""
     if app.builder.name == "gettext":
         return
     language = app.config.language if app.config.language in EDITIONS else "en"
