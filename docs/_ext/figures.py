@@ -38,7 +38,6 @@ LEGEND = {
         "leaf": "leaf (AccumulateGrad)",
         "group": "module (group of nodes)",
         "flow": "Arrows show gradient flow, from the root to the leaves.",
-        "open": "Open the full-size picture",
     },
     "zh_CN": {
         "root": "根",
@@ -46,7 +45,6 @@ LEGEND = {
         "leaf": "叶子（AccumulateGrad）",
         "group": "模块（一组节点）",
         "flow": "箭头表示梯度的流向：从根流向叶子。",
-        "open": "打开原尺寸图片",
     },
 }
 ALL_ARROWS = r"Backward graph: (\d+) arrows from the root down to the leaves\."

@@ -52,17 +52,6 @@ ALIASES = {"nn": "torch.nn", "F": "torch.nn.functional", "Tensor": "torch.Tensor
 SPAN = re.compile(r"((?:torch|nn|F|Tensor)(?:\.\w+)+)(?:\(.*\))?", re.DOTALL)
 
 
-def torch_candidates(target: str) -> list[str]:
-    """Names to look ``target`` up under, in order."""
-    target = target.lstrip("~.")
-    if target.startswith("torch."):
-        found = canonical_name(target)
-        return list(dict.fromkeys(name for name in (target, found) if name))
-    if re.fullmatch(r"[A-Z]\w*", target):
-        return [f"{module}.{target}" for module in BARE_NAME_MODULES]
-    return []
-
-
 # {name: (documented name, uri)}, under inventory and under torch's own names.
 NAMES: dict[str, tuple[str, str]] = {}
 
@@ -91,7 +80,14 @@ def read_names(app: Sphinx) -> None:
 
 def torch_target(target: str) -> tuple[str, str] | None:
     """``(documented name, uri)`` of the PyTorch object ``target`` names."""
-    return next((NAMES[n] for n in torch_candidates(target) if n in NAMES), None)
+    target = target.lstrip("~.")
+    if target.startswith("torch."):
+        names = [target, canonical_name(target)]
+    elif re.fullmatch(r"[A-Z]\w*", target):
+        names = [f"{module}.{target}" for module in BARE_NAME_MODULES]
+    else:
+        return None
+    return next((NAMES[n] for n in names if n in NAMES), None)
 
 
 def missing_reference(
