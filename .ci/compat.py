@@ -1,10 +1,8 @@
 """Run what a reader runs under each torch: ``python .ci/compat.py 2.13.0 2.15.0``.
 
-In a fresh venv per version (torch, and the package from its wheel; the rest
-pinned by constraints.txt), with warnings as errors: tests/package, the doctests
-of src/, every gallery script, and every code cell of every executed page
-(hidden ones included, read with myst-nb's reader as the build reads them;
-tests/site/test_compat.py counts them). Prints a table; non-zero if anything failed.
+A fresh venv per version, warnings as errors: tests/package, src's doctests, every
+gallery script and every code cell of the executed pages (read by myst-nb's reader,
+hidden cells included). Prints a table; non-zero if anything failed.
 """
 
 from __future__ import annotations
@@ -21,8 +19,7 @@ from xml.etree import ElementTree
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".nox" / "compat-envs"
-# The machine's two cores: pytest workers, and scripts run at once.
-WORKERS = 2
+WORKERS = 2  # the machine's cores
 
 
 def run(cmd: list[str], log: Path, **kwargs: object) -> bool:
@@ -46,8 +43,7 @@ def make_env(version: str, log: Path) -> Path:
         lines = (ROOT / "constraints.txt").read_text().splitlines()
         pins.write_text("\n".join(x for x in lines if not x.startswith("torch==")))
         wanted_pkgs = [*pip, f"torch=={version}", f"{ROOT}[test]"]
-        # A pip config that caps torch (this machine's: 2.14.1) is bypassed
-        # for a version it refuses.
+        # Bypass a pip config that caps torch (this machine's: 2.14.1).
         bypass = {**os.environ, "PIP_CONFIG_FILE": os.devnull}
         if not (run(wanted_pkgs, log) or run(wanted_pkgs, log, env=bypass)):
             raise SystemExit(f"could not install torch=={version}; see {log}")
@@ -65,15 +61,13 @@ def pytest_counts(python: Path, log: Path, name: str, *args: str) -> str:
         list(ElementTree.parse(report).iter("testsuite")) if report.exists() else []
     )
     total = sum(int(s.get("tests", 0)) for s in suites)
-    # A skipped test checked nothing under this torch: it counts as failed.
-    bad = ("failures", "errors", "skipped")
+    bad = ("failures", "errors", "skipped")  # a skipped test checked nothing
     failed = sum(int(s.get(k, 0)) for s in suites for k in bad)
     return f"{total - failed}/{total}"
 
 
 def page_cells(page: Path) -> list[str] | None:
-    """The non-empty code cells of an executed page (options off, by myst-nb's
-    reader, as the build executes it), or None for a static page."""
+    """The non-empty code cells of an executed page (as myst-nb reads it), else None."""
     from myst_nb.core.read import is_myst_markdown_notebook as is_notebook
     from myst_nb.core.read import read_myst_markdown_notebook as read_notebook
 
@@ -85,12 +79,11 @@ def page_cells(page: Path) -> list[str] | None:
 
 
 def page_code(cells: list[str]) -> str:
-    """One script of the cells, each after a comment that numbers it."""
+    """The cells as one script, each after a numbered comment."""
     return "\n\n".join(f"# cell {i}\n{cell}" for i, cell in enumerate(cells, 1))
 
 
 def check_version(python: Path, log: Path) -> dict[str, str]:
-    # The package from a fresh wheel, as a reader gets it from pip.
     pip = [str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall"]
     if not run([*pip, str(ROOT)], log):
         raise SystemExit(f"could not install the package; see {log}")
@@ -110,13 +103,12 @@ def check_version(python: Path, log: Path) -> dict[str, str]:
             script = Path(tmp) / f"{page.stem}.py"
             script.write_text(page_code(cells), encoding="utf-8")
             runs.append((script, page.parent))
-        # Each run has its own log: the pool's runs overlap.
         with ThreadPoolExecutor(WORKERS) as pool:
             passed = list(pool.map(lambda job: run_script(python, log, *job), runs))
     results["gallery scripts"] = f"{sum(passed[: len(scripts)])}/{len(scripts)}"
     page_passed = passed[len(scripts) :]
     results["pages"] = f"{sum(page_passed)}/{len(codes)}"
-    # A page stops at its first failing cell: only a passed page ran them all.
+    # Only a passed page ran all its cells.
     counts = [len(cells) for _, cells in codes]
     ran = sum(n for ok, n in zip(page_passed, counts, strict=True) if ok)
     results["page cells"] = f"{ran}/{sum(counts)}"
@@ -141,7 +133,7 @@ def main(versions: list[str]) -> int:
     logs = {v: WORK / f"torch-{v}.log" for v in versions}
     for log in logs.values():
         log.write_text("")
-    # The newest torch (about 3 GB) downloads while the oldest one's checks run.
+    # The next torch downloads while one's checks run.
     with ThreadPoolExecutor(len(versions)) as pool:
         envs = {v: pool.submit(make_env, v, logs[v]) for v in versions}
         table = {v: check_version(envs[v].result(), logs[v]) for v in versions}

@@ -1,9 +1,7 @@
 """Build both editions of the site: ``python docs/build.py [sphinx options]``.
 
-English into ``docs/_build/html`` (executing what changed), then zh_CN into
-``html/zh_CN`` from the same sources and executed outputs, started once the
-English build has read every page; its log follows the English one. Both are
-strict and parallel. Nothing runs when no input changed since the last success.
+English into ``docs/_build/html``, then zh_CN into ``html/zh_CN`` once English has read
+every page (it reuses the executed outputs). Nothing runs when no input changed.
 """
 
 from __future__ import annotations
@@ -21,10 +19,8 @@ from freshness import fingerprint, unchanged  # noqa: E402
 
 BUILD = ROOT / "docs" / "_build"
 EDITIONS = {"en": BUILD / "html", "zh_CN": BUILD / "html" / "zh_CN"}
-# Generated inside docs/ by the build itself: not inputs.
 GENERATED = {"_build", "tutorials", "generated", "jupyter_execute", "__pycache__"}
 STAMP = BUILD / ".site-fingerprint"
-# Read after the build, by docs/pdf.py: not inputs of the HTML.
 AFTERWARDS = {Path("docs/pdf.py"), Path("docs/pdf.css")}
 
 
@@ -41,7 +37,6 @@ def inputs() -> list[Path]:
 
 
 def sphinx(language: str, options: list[str], **kwargs: Any) -> subprocess.Popen[str]:
-    # -u: unbuffered, so the log shows its lines in order with this script's.
     cmd = [sys.executable, "-u", "-m", "sphinx", "-W", "--keep-going", "-j", "auto"]
     cmd += ["-b", "html", "-D", f"language={language}", *options]
     cmd += [str(ROOT / "docs"), str(EDITIONS[language])]
@@ -54,8 +49,7 @@ def heading(language: str) -> str:
 
 
 def wait_until_read(build: subprocess.Popen[str], since: int) -> None:
-    """Return once ``build`` has read every page (it pickles its environment
-    before it writes any) or has exited."""
+    """Return once ``build`` has pickled its environment (read every page) or exited."""
     pickle = EDITIONS["en"] / ".doctrees" / "environment.pickle"
     while build.poll() is None:
         if pickle.exists() and pickle.stat().st_mtime_ns >= since:

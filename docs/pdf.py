@@ -1,13 +1,9 @@
 """Print the built site as one PDF per edition: ``python docs/pdf.py [edition]``.
 
-After ``docs/build.py -D site_pdf=1``: the pages, in table-of-contents order,
-become one HTML document (ids prefixed by page, links made internal, headings
-moved down by depth, a title page and a contents page numbered from a first
-printing), printed offline by Debian's Chromium (Playwright) with docs/pdf.css
-as a tagged PDF; pypdf adds the outline, metadata, drops the dates and maps
-CJK radicals back to the ideographs the text has. Both PDFs go into both
-editions. Sphinx's latexpdf (xelatex, xeCJK) was measured against it and falls
-short: untagged, and much slower to install and build (see issue 23's note).
+After ``docs/build.py -D site_pdf=1``, the pages in contents order become one HTML
+document, printed offline by Chromium (Playwright) as a tagged PDF; pypdf adds the
+outline and metadata and maps CJK radicals back to ideographs. Sphinx's latexpdf
+(xelatex, xeCJK) falls short: untagged, slower to install and build (issue 23).
 """
 
 from __future__ import annotations
@@ -44,9 +40,9 @@ EDITIONS = {"en": BUILD / "html", "zh_CN": BUILD / "html" / "zh_CN"}
 STYLESHEET = ROOT / "docs" / "pdf.css"
 STAMP = BUILD / ".pdf-fingerprint"
 PROJECT = "autograd-notes"
-SCRATCH = "_pdf-print.html"  # written into the edition's folder while printing
+SCRATCH = "_pdf-print.html"  # in the edition's folder while printing
 NOTE = "every output was produced by running the code while the site was built."
-TEXT = {  # the title and contents pages' strings (raw HTML, one per edition)
+TEXT = {  # the title and contents pages (raw HTML)
     "en": {"contents": "Contents", "edition": "English edition", "lang": "en"},
     "zh_CN": {"contents": "目录", "edition": "简体中文版", "lang": "zh-CN"},
 }
@@ -58,7 +54,7 @@ FOOTER = (
     '<div style="font-size:8px;width:100%;text-align:center;color:#555;">'
     '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
 )
-# Parts of a page that mean nothing on paper (or lead out of the document).
+# Parts of a page that mean nothing on paper.
 DROP = (
     "a.headerlink, .viewcode-link, .launch-bar, .sphx-glr-download-link-note, "
     ".sphx-glr-footer, .sphx-glr-download, p.sphx-glr-signature, .prev-next-area, "
@@ -71,7 +67,7 @@ def pdf_name(edition: str) -> str:
 
 
 def outputs(edition: str) -> list[Path]:
-    """Where the PDF of ``edition`` is written: into every edition's _static."""
+    """The PDF of ``edition`` in every edition's _static."""
     return [site / "_static" / "pdf" / pdf_name(edition) for site in EDITIONS.values()]
 
 
@@ -88,8 +84,7 @@ class Doc:
 
 
 def resolve(page: str, href: str) -> tuple[str, str] | None:
-    """``href`` on ``page`` as (path from the edition's root, fragment); None
-    when it leaves the edition or names a scheme or host."""
+    """``href`` on ``page`` as (path, fragment) in the edition, else None."""
     parts = urlsplit(href)
     if parts.scheme or parts.netloc:
         return None
@@ -182,7 +177,7 @@ def entries(docs: list[Doc]) -> list[tuple[int, str, str]]:
 
 
 def document(docs: list[Doc], edition: str, numbers: dict[str, int]) -> str:
-    """The whole edition: the site's stylesheets and MathJax, title, contents, pages."""
+    """The whole edition: stylesheets, MathJax, title, contents, pages."""
     head: list[str] = []
     for doc in docs:
         for node in doc.soup.select('head link[rel="stylesheet"], head script'):
@@ -250,8 +245,7 @@ PAIR = re.compile(rb"<([0-9A-Fa-f]+)>(\s*)<([0-9A-Fa-f]+)>")
 
 @cache
 def ideographs() -> dict[str, str]:
-    """Each radical that Noto Sans CJK SC draws with an ideograph's glyph
-    (⻚ and 页, ⽂ and 文), and that ideograph."""
+    """Radical -> ideograph where Noto Sans CJK SC shares their glyph (⽂, 文)."""
     found = subprocess.run(
         ["fc-match", "-f", "%{file}:%{index}", "Noto Sans CJK SC"],
         capture_output=True,
@@ -269,10 +263,7 @@ def ideographs() -> dict[str, str]:
 
 
 def ideograph(match: re.Match[bytes]) -> bytes:
-    """A ToUnicode ``<code> <text>`` pair, a radical as text made the ideograph.
-
-    Chromium maps a glyph that Noto CJK shares between a radical and an
-    ideograph to the radical (⽂ for 文); the pages only contain ideographs."""
+    """A ToUnicode pair with Chromium's radical (⽂) made the page's ideograph (文)."""
     text = bytes.fromhex(match[3].decode()).decode("utf-16-be", "replace")
     if not RADICALS.fullmatch(text):
         return match[0]
@@ -282,8 +273,7 @@ def ideograph(match: re.Match[bytes]) -> bytes:
 
 
 def finish(pdf: bytes, edition: str, docs: list[Doc]) -> bytes:
-    """The outline (Chromium's own garbles wrapped titles), fixed text maps,
-    metadata, no dates."""
+    """Outline (Chromium's garbles titles), fixed text maps, metadata, no dates."""
     reader = PdfReader(io.BytesIO(pdf))
     writer = PdfWriter(clone_from=reader)
     places = {str(k).lstrip("/"): v for k, v in reader.named_destinations.items()}
@@ -316,7 +306,7 @@ def finish(pdf: bytes, edition: str, docs: list[Doc]) -> bytes:
 
 
 def print_edition(browser: Browser, edition: str) -> bytes:
-    """The finished PDF of ``edition``, printed offline (the edition's files only)."""
+    """The finished PDF of ``edition``, printed from the edition's files only."""
     site, blocked = EDITIONS[edition], []
     docs, root = pages(site), site.resolve().as_uri() + "/"
 

@@ -1,13 +1,12 @@
 """The zh_CN edition's i18n jobs that Sphinx's gettext support and sphinx-intl lack.
 
-* :func:`messages`, :func:`plain`, :func:`unmarked`: the catalogs' current
-  translations, for the extensions that translate raw HTML and downloads;
+* :func:`messages`, :func:`plain`, :func:`unmarked`: current translations, for raw HTML;
 * :class:`KeepDocstringsEnglish`: the API reference is never in the catalogs;
-* :func:`theme_strings` (``config-inited``): our words for the theme's strings;
-* :class:`RequireTranslation`, :func:`no_fuzzy` (``builder-inited``): a message
-  untranslated, fuzzy or whose markup did not render is a warning (an error);
-* :func:`configure_search` (``config-inited``), :class:`ChineseSearch`: jieba
-  knows the site's terms, and the search page finds its stemmer.
+* :func:`theme_strings` (``config-inited``): our words for sphinx-book-theme's strings;
+* :class:`RequireTranslation`, :func:`no_fuzzy` (``builder-inited``): warn on
+  untranslated, fuzzy or unrendered messages;
+* :func:`configure_search` (``config-inited``), :class:`ChineseSearch`: jieba's terms,
+  a working stemmer.
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ ROLE = re.compile(r":\w+:`([^`<]*?)\s*(?:<[^>]*>)?`")
 
 
 def catalog_files(app: Sphinx) -> Iterator[Path]:
-    """The ``.po`` files of the language being built, sorted by path."""
+    """The ``.po`` files of the language being built."""
     for folder in app.config.locale_dirs:
         base = Path(app.srcdir, folder, app.config.language, "LC_MESSAGES")
         yield from sorted(base.rglob("*.po"))
@@ -78,10 +77,7 @@ def _inside(node: nodes.Node, kind: type) -> bool:
 
 
 class KeepDocstringsEnglish(SphinxTransform):
-    """Mark the API reference's messages (docstrings, object descriptions) not
-    translatable. Only messages: ``RemoveTranslatableInline`` unwraps every
-    inline with a ``translatable`` attribute, and a signature's pieces are
-    inlines (it came out as ``=namesNone``)."""
+    """The API reference's messages (not inlines: signatures) are not translatable."""
 
     default_priority = 10  # before sphinx.transforms.i18n.Locale (20)
 
@@ -94,9 +90,7 @@ class KeepDocstringsEnglish(SphinxTransform):
 
 
 def theme_strings(app: Sphinx, config: Config) -> None:
-    """``locale/<lang>/LC_MESSAGES/booktheme.po`` becomes the theme's catalog,
-    with the theme's own (Taiwan's usage) as the fallback. Read here, from the
-    ``.po``: the theme computes its header buttons before Sphinx compiles ours."""
+    """Our ``booktheme.po`` over the theme's (read early, for its header buttons)."""
     if config.language == "en":
         return
     from sphinx import locale
@@ -115,15 +109,13 @@ def theme_strings(app: Sphinx, config: Config) -> None:
         locale.translators["general", "booktheme"] = ours
 
 
-# Inline markup that docutils left as text: its delimiters touched a Chinese
-# character. Code, math and raw HTML may hold such characters.
+# Inline markup docutils left as text (outside code, math and raw HTML).
 LEFTOVER = re.compile(r"``|\*\*|`|:\w+:`|\{\w+\}`")
 UNMARKED = (nodes.literal, nodes.literal_block, nodes.math, nodes.math_block, nodes.raw)
 
 
 class RequireTranslation(SphinxTransform):
-    """Warn on every message left in English, and every translated text whose
-    inline markup did not render (code comments of ``codecomments`` too)."""
+    """Warn on every message left in English, and translated markup not rendered."""
 
     default_priority = 345  # after Locale (20) and DocInfo (340)
 
@@ -199,9 +191,7 @@ def configure_search(app: Sphinx, config: Config) -> None:
 
 
 class ChineseSearch(SearchChinese):
-    """Sphinx 9.0's Chinese ``language_data.js`` names a ``ChineseStemmer`` no
-    script defines (sphinx-doc/sphinx#14229); the English one it ships is the
-    stemmer the Chinese splitter uses for Latin words."""
+    """The English stemmer: Sphinx 9.0's ``ChineseStemmer`` is undefined (#14229)."""
 
     language_name = "English"
 

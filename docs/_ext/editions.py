@@ -1,14 +1,11 @@
 """Two editions, English and zh_CN: each page knows its address in both, and its source.
 
 Not a library: Read the Docs' flyout switches languages there only, not on GitHub
-Pages or locally. ``nox -s docs`` builds English, then ``-D language=zh_CN`` into
-``zh_CN/`` (:data:`EDITIONS`). :func:`page_links` (``html-page-context``) gives every
-page ``other_editions`` (``edition-switcher.html`` shows it) and a ``<link
-rel="alternate" hreflang>`` for each, absolute on the 404 page (sphinx-notfound-page
-makes only the theme's links absolute), and a zh page its canonical address under
-``zh_CN/``; :func:`issue_body` (``html-page-context``) names the page in the issue
-button's body.
-:func:`source_in_repository`: a tutorial page's file (launchbar's *View source*).
+Pages or locally. :data:`EDITIONS`: language -> (name, folder).
+* :func:`page_links` (``html-page-context``): ``other_editions``, hreflang links and
+  a zh page's canonical address (absolute on the 404 page);
+* :func:`issue_body` (``html-page-context``): the issue button's body names the page;
+* :func:`source_in_repository`: a tutorial page's file (launchbar's *View source*).
 """
 
 from __future__ import annotations
@@ -23,7 +20,6 @@ from urllib.parse import quote
 from sphinx.application import Sphinx
 
 EDITIONS = {"en": ("English", ""), "zh_CN": ("中文", "zh_CN/")}
-"""Language code -> (name of the edition in its own language, folder in the site)."""
 GALLERY = Path(__file__).resolve().parents[2] / "gallery"
 ISSUE_BODY = {
     "en": "Page: {}\n\nWhat is wrong or unclear:\n",

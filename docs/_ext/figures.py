@@ -1,13 +1,10 @@
 """Graph drawings that read on any screen, in the page's language.
 
 Not a library: neither sphinx-gallery nor myst-nb describe or translate a figure.
-Tutorials get 2x figures from ``image_srcset``; the pages' kernels from
-:func:`kernel_setup` (run through ``KERNEL_ARGS`` in the kernel spec). The gallery
-scraper :func:`graph_scraper` and the kernels' PNGs keep each drawing's description
-and drop its baked English legend, trimming the margin it needed.
-:class:`GraphFigures` gives each drawing alt text in the page's language
-(:func:`describe_in`), a legend under it, and a link to the full size
-(``figures.css``, added to every page).
+* :func:`kernel_setup` (via ``KERNEL_ARGS``), :func:`graph_scraper`: 2x figures that
+  keep a drawing's description and drop its baked legend;
+* :class:`GraphFigures`: alt text in the page's language (:func:`describe_in`), a
+  legend, a link to the full size (``figures.css``).
 """
 
 from __future__ import annotations
@@ -27,16 +24,13 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 HERE = Path(__file__).resolve().parent
-# The kernels of executed pages call kernel_setup() before the first cell.
 KERNEL_ARGS = [
     f"--IPKernelApp.exec_lines=import sys; sys.path.insert(0, {str(HERE)!r}); "
     "import figures; figures.kernel_setup()"
 ]
 
-# What draw_graph's description (alt text) starts with.
 DESCRIPTION = re.compile(r"^(Backward graph: \d+ arrows|No backward graph: )")
 
-# The legend's words and the description's sentences in each edition.
 LEGEND = {
     "en": {
         "root": "root",
@@ -44,7 +38,6 @@ LEGEND = {
         "leaf": "leaf (AccumulateGrad)",
         "group": "module (group of nodes)",
         "flow": "Arrows show gradient flow, from the root to the leaves.",
-        "open": "Open the full-size picture",
     },
     "zh_CN": {
         "root": "根",
@@ -52,7 +45,6 @@ LEGEND = {
         "leaf": "叶子（AccumulateGrad）",
         "group": "模块（一组节点）",
         "flow": "箭头表示梯度的流向：从根流向叶子。",
-        "open": "打开原尺寸图片",
     },
 }
 ALL_ARROWS = r"Backward graph: (\d+) arrows from the root down to the leaves\."
@@ -89,16 +81,8 @@ def describe_in(language: str, description: str) -> str:
     return "".join(out)
 
 
-# -- Rendering: the tutorials' scraper, and the kernels' PNG formatter --------
-
-
 def _graph_description(fig: Any) -> str | None:
-    """The description of a drawing of draw_graph's; drop its baked legend.
-
-    The page shows the legend, in its language. A figure that holds only the
-    drawing is then cut to the drawing's width (its margins were room for the
-    legend), keeping its scale, so its text is as large as can be on a phone.
-    """
+    """A draw_graph drawing's description; its legend dropped, its margins cut."""
     for ax in fig.axes:
         label = ax.get_label()
         if DESCRIPTION.match(label):
@@ -155,9 +139,7 @@ def kernel_setup() -> None:
     shell = get_ipython()
     if shell is None:
         return
-    # The inline backend registers its own formatter when it loads, which
-    # the first figure makes it do: load it now, then replace that formatter.
-    plt.close(plt.figure())
+    plt.close(plt.figure())  # loads the inline backend's formatter, replaced here
     shell.display_formatter.formatters["image/png"].for_type(Figure, _png_2x)
 
 
@@ -177,9 +159,6 @@ def _png_2x(fig: Any) -> tuple[bytes, dict[str, int]]:
     )
     width, height = Image.open(io.BytesIO(out.getvalue())).size
     return out.getvalue(), {"width": width // 2, "height": height // 2}
-
-
-# -- Pages: alt text, the legend, the full-size link ----------------------------
 
 
 def _png_description(path: Path) -> str | None:

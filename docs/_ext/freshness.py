@@ -1,9 +1,7 @@
-"""No stale output, and the one build fingerprint (also used by build.py and pdf.py).
+"""No stale output (``config-inited``: :func:`invalidate`, :func:`prune_removed`).
 
-sphinx-gallery re-runs an example only when its source changes and myst-nb's
-cache keys on a notebook's code: neither notices a new torch, package or pin.
-At ``config-inited``, :func:`invalidate` deletes the outputs that are stale, and
-:func:`prune_removed` the pages of removed gallery scripts.
+sphinx-gallery and myst-nb re-run on a changed source only, not on a new torch or pin.
+:func:`fingerprint`, :func:`unchanged`: the one build fingerprint (build.py, pdf.py).
 """
 
 from __future__ import annotations
@@ -23,8 +21,7 @@ logger = logging.getLogger(__name__)
 
 
 def fingerprint(root: Path, files: Iterable[Path], *extra: str) -> str:
-    """SHA-256 of torch's version, ``extra``, and each existing file's name
-    (from ``root``) and bytes."""
+    """SHA-256 of torch's version, ``extra``, and each file's name and bytes."""
     digest = hashlib.sha256(version("torch").encode())
     for item in extra:
         digest.update(item.encode() + b"\0")
@@ -41,8 +38,7 @@ def unchanged(stamp: Path, current: str) -> bool:
 
 
 def invalidate(app: Sphinx, config: Config) -> None:
-    """A new torch, package, pin or conf.py deletes the executed outputs; a
-    change to an extension, template or interface catalog re-reads every page."""
+    """New torch, package, pin or conf.py: re-execute; new extension: re-read."""
     srcdir = Path(app.srcdir)
     root = srcdir.parent
     cache = Path(config.nb_execution_cache_path)
@@ -74,8 +70,7 @@ def invalidate(app: Sphinx, config: Config) -> None:
 
 
 def prune_removed(app: Sphinx, config: Config) -> None:
-    """Delete the generated pages and images of renamed or removed gallery
-    scripts (sphinx-gallery never deletes what it generated)."""
+    """Delete the generated files of removed gallery scripts (sphinx-gallery won't)."""
     srcdir = Path(app.srcdir)
     conf = config.sphinx_gallery_conf
     for examples, gallery in zip(

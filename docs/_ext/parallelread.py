@@ -1,10 +1,8 @@
 """Read the site on every core (``-j N``): evenly, and without a race.
 
-Not a library: Sphinx and myst-nb have no option to balance executed pages over
-``-j`` chunks. :func:`spread` (``env-before-read-docs``) deals the pages myst-nb
-executes out over Sphinx's read chunks (:func:`deal`; otherwise one process runs
-them all), and creates myst-nb's SQLite cache first, so two processes never race
-to create it ("table settings already exists").
+Not a library: Sphinx and myst-nb cannot balance executed pages over ``-j`` chunks.
+:func:`spread` (``env-before-read-docs``): :func:`deal` them out (:func:`executes`),
+after creating myst-nb's cache, so no two processes race to create it.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """Guards that fail the docs build instead of publishing something wrong.
 
-* :func:`strict_warnings` (sphinx-gallery's ``reset_modules`` in conf.py):
-  every Python warning an example raises is an error; an example that expects
-  one catches it;
-* :func:`scan_html` (``build-finished``): a page that shows a memory address,
-  a timing or a path of the build machine fails the build.
-
-The package's docstring examples are run by pytest (``--doctest-modules``).
+* :func:`strict_warnings` (sphinx-gallery ``reset_modules``): warnings are errors;
+* :func:`scan_html` (``build-finished``): no memory address, timing or local path.
 """
 
 from __future__ import annotations
@@ -42,7 +37,7 @@ TIMING = re.compile(r"Total running time|\b\d+\.\d+ ?(?:seconds|ms|µs)\b")
 
 
 def scan_html(app: Sphinx, exception: Exception | None) -> None:
-    """Report every generated page that leaks an address or a local path."""
+    """Warn on every page that leaks an address, a timing or a local path."""
     if exception is not None or app.builder.format != "html":
         return
     from editions import EDITIONS

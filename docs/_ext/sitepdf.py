@@ -1,10 +1,8 @@
-"""Link the whole-site PDFs that ``docs/pdf.py`` prints, in a ``-D site_pdf=1`` build.
+"""Link the whole-site PDFs of ``docs/pdf.py``, only in a ``-D site_pdf=1`` build.
 
-The header's download menu (:func:`whole_site_button`, ``html-page-context``)
-offers the edition's PDF where sphinx-book-theme
-offered ".pdf" (print this page); ``{sitepdf}`English <en>``` links an
-edition's PDF from the text. Without site_pdf (``nox -s docs``) no PDF is
-printed, so neither links one: no dead link.
+:func:`whole_site_button` (``html-page-context``): the header's PDF entry;
+``{sitepdf}`English <en>``` links an edition's PDF from the text. Without ``site_pdf``,
+neither links: no dead link.
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ from sphinx.locale import get_translation
 EDITIONS = ("en", "zh_CN")
 PROJECT = "autograd-notes"
 LABEL = "download-pdf-button"
-_ = get_translation("sphinx")  # the theme's strings' catalog (sphinx.locale._)
+_ = get_translation("sphinx")  # the theme's strings' catalog
 ROLE = re.compile(r"^(?P<text>.+?)\s*<(?P<edition>[\w-]+)>$", re.S)
 
 
@@ -59,7 +57,7 @@ def sitepdf_role(
     options: dict[str, Any] | None = None,
     content: list[str] | None = None,
 ) -> tuple[list[nodes.Node], list[nodes.system_message]]:
-    """``{sitepdf}`link text <edition>```: a link to that edition's PDF."""
+    """``{sitepdf}`text <edition>```: a link to that edition's PDF."""
     match = ROLE.match(text)
     if match is None or match["edition"] not in EDITIONS:
         message = inliner.reporter.error(
@@ -71,18 +69,14 @@ def sitepdf_role(
     env = inliner.document.settings.env
     if not env.config.site_pdf:  # no PDF is printed: the text, unlinked
         return [nodes.inline(rawtext, match["text"])], []
-    docname = env.docname
-    to_root = "../" * docname.count("/")
-    uri = to_root + pdf_path(match["edition"])
+    uri = "../" * env.docname.count("/") + pdf_path(match["edition"])
     node = nodes.reference(rawtext, match["text"], refuri=uri, internal=False)
     node["classes"].append("sitepdf")
     return [node], []
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    # After sphinx-book-theme builds its header buttons (priority 501).
-    app.connect("html-page-context", whole_site_button, priority=502)
+    app.connect("html-page-context", whole_site_button, priority=502)  # after theme
     app.add_role("sitepdf", sitepdf_role)
-    # "env": the role reads it while parsing, so a change re-reads every page.
-    app.add_config_value("site_pdf", False, "env", types=[bool])
+    app.add_config_value("site_pdf", False, "env", types=[bool])  # the role reads it
     return {"parallel_read_safe": True, "parallel_write_safe": True}

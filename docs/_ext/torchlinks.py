@@ -1,20 +1,12 @@
-"""PyTorch names link to PyTorch's docs; sphinx_codeautolink only links code blocks.
+"""PyTorch names link to PyTorch's docs; sphinx-codeautolink only links code blocks.
 
-It links the pages' code (sphinx-gallery the tutorials'), but no prose, and finds
-a name under its object's own name (``torch.nn.modules.linear.Linear``). Here:
-
-* :func:`read_names` (``builder-inited``): codeautolink's inventory map, from
-  each object's own name to the one PyTorch documents;
-* :func:`missing_reference` (``missing-reference``): a Python reference
-  intersphinx missed is looked up under the running torch's name for the object
-  (``torch.nn.Parameter`` is documented as ``torch.nn.parameter.Parameter``), a
-  bare ``Tensor`` or ``Module`` under ``torch.`` and ``torch.nn.``; nitpicky
-  mode fails on the rest;
-* :func:`configure` (``config-inited``), :func:`picklable_config`
-  (``builder-inited``): codeautolink's settings; :func:`skip_tutorials`
-  (``doctree-read``) leaves the tutorials to sphinx-gallery;
-* :class:`ProseCodeLinks`: an inline code span that is a PyTorch name or a call
-  of one (`` `nn.Linear(4, 2)` ``) links to its page.
+* :func:`read_names` (``builder-inited``): ``codeautolink_inventory_map``, each
+  object's own name -> the documented one;
+* :func:`missing_reference` (``missing-reference``): one intersphinx missed;
+* :class:`ProseCodeLinks`: an inline code span naming a PyTorch object links to it;
+* :func:`configure` (``config-inited``), :func:`pycon`, :func:`skip_tutorials`
+  (``doctree-read``), :func:`picklable_config` (``builder-inited``): set up
+  extensions ``sphinx_codeautolink`` and ``intersphinx``.
 """
 
 from __future__ import annotations
@@ -33,7 +25,6 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx_codeautolink import clean_pycon
 from sphinx_codeautolink.extension.directive import SkipMarker
 
-# Where a bare class name in a docstring's types lives in torch.
 BARE_NAME_MODULES = ("torch", "torch.nn")
 
 
@@ -58,23 +49,10 @@ def canonical_name(dotted: str) -> str | None:
 
 
 ALIASES = {"nn": "torch.nn", "F": "torch.nn.functional", "Tensor": "torch.Tensor"}
-# A code span that is a dotted name, or a call of one.
 SPAN = re.compile(r"((?:torch|nn|F|Tensor)(?:\.\w+)+)(?:\(.*\))?", re.DOTALL)
 
 
-def torch_candidates(target: str) -> list[str]:
-    """Names to look ``target`` up under, in order."""
-    target = target.lstrip("~.")
-    if target.startswith("torch."):
-        found = canonical_name(target)
-        return list(dict.fromkeys(name for name in (target, found) if name))
-    if re.fullmatch(r"[A-Z]\w*", target):
-        return [f"{module}.{target}" for module in BARE_NAME_MODULES]
-    return []
-
-
-# {name: (documented name, uri)}: PyTorch's inventory, under each entry's own
-# name and under the name the running torch gives its object.
+# {name: (documented name, uri)}, under inventory and under torch's own names.
 NAMES: dict[str, tuple[str, str]] = {}
 
 
@@ -86,8 +64,7 @@ def read_names(app: Sphinx) -> None:
             uri = str(getattr(item, "uri", None) or item[2])
             NAMES.setdefault(name, (name, uri))
             other = canonical_name(name) if role != "py:module" else None
-            # Only the object's own name, not an attribute that holds it
-            # (torch.nn.LazyLinear.cls_to_become is Linear); the shortest wins.
+            # Not an attribute holding it (LazyLinear.cls_to_become); shortest wins.
             if not other or other.rpartition(".")[2] != name.rpartition(".")[2]:
                 continue
             if other not in canonical or len(name) < len(canonical[other][0]):
@@ -103,7 +80,14 @@ def read_names(app: Sphinx) -> None:
 
 def torch_target(target: str) -> tuple[str, str] | None:
     """``(documented name, uri)`` of the PyTorch object ``target`` names."""
-    return next((NAMES[n] for n in torch_candidates(target) if n in NAMES), None)
+    target = target.lstrip("~.")
+    if target.startswith("torch."):
+        names = [target, canonical_name(target)]
+    elif re.fullmatch(r"[A-Z]\w*", target):
+        names = [f"{module}.{target}" for module in BARE_NAME_MODULES]
+    else:
+        return None
+    return next((NAMES[n] for n in names if n in NAMES), None)
 
 
 def missing_reference(
@@ -175,7 +159,7 @@ def skip_tutorials(app: Sphinx, doctree: nodes.document) -> None:
 
 
 def configure(app: Sphinx, config: Any) -> None:
-    """codeautolink's settings (``config-inited``)."""
+    """codeautolink's settings (:data:`CODEAUTOLINK`) and blocks."""
     for name, value in CODEAUTOLINK.items():
         setattr(config, name, value)
     picklable_config(app)
@@ -188,8 +172,7 @@ def picklable_config(app: Sphinx, *args: Any) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.setup_extension("sphinx.ext.intersphinx")
-    # builder-inited: after intersphinx reads the inventory, before codeautolink
-    # reads the map (same priority: in the order connected).
+    # After intersphinx reads the inventory, before codeautolink reads the map.
     app.connect("builder-inited", read_names)
     app.setup_extension("sphinx_codeautolink")
     app.connect("config-inited", configure, priority=100)

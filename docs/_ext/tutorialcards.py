@@ -1,11 +1,10 @@
 """The gallery's tutorial cards: numbered, in the page's language, drawn when no figure.
 
 Not a library: sphinx-gallery writes its cards as raw HTML, outside the catalogs.
-:class:`TranslateThumbnails` translates their titles and tooltips on zh pages (one
-without a translation warns); :func:`write_cards` (``builder-inited``) draws a
-thumbnail for each tutorial without a figure (:func:`draw_card`: its number and
-question, deterministic; zh needs fonts-noto-cjk, whose absence warns);
-:class:`NumberedCards` shows those and numbers every card (``figures.css``).
+* :func:`write_cards` (``builder-inited``, :func:`draw_card`, :func:`cjk_font_known`):
+  a thumbnail for each tutorial without a figure (:func:`card_name`);
+* :class:`GalleryCards`: shows it, numbers each card, translates its title and
+  tooltip (warns if untranslated).
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ import html
 import io
 import re
 import textwrap
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,52 +27,11 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 
-class TranslateThumbnails(SphinxTransform):
-    """The gallery index's thumbnails are raw HTML: translate their text."""
-
-    default_priority = 27
-
-    def apply(self, **kwargs: Any) -> None:
-        if self.config.language == "en" or self.app.builder.name == "gettext":
-            return
-        raws = [
-            n
-            for n in self.document.findall(nodes.raw)
-            if "sphx-glr-thumb" in n.astext()
-        ]
-        if not raws:
-            return
-        by_plain = {plain(k): v for k, v in messages(self.app).items()}
-
-        def translate(match: re.Match[str]) -> str:
-            before, english, after = match.groups()
-            chinese = by_plain.get(plain(html.unescape(english)))
-            if chinese is None:
-                logger.warning(
-                    "untranslated thumbnail text on page %s: %r",
-                    self.env.current_document.docname,
-                    english[:100],
-                    location=raws[0],
-                    type="translation",
-                )
-                return match.group(0)
-            return before + html.escape(unmarked(chinese)) + after
-
-        for raw in raws:
-            text = raw.astext()
-            for pattern in THUMBNAIL_TEXT:
-                text = pattern.sub(translate, text)
-            raw.replace_self(nodes.raw(text, text, format="html"))
-
-
 THUMBNAIL_TEXT = [
     re.compile(r'(tooltip=")([^"]*)(")'),
     re.compile(r'(<div class="sphx-glr-thumbnail-title">)(.*?)(</div>)'),
 ]
-
-
-# -- Cards: a number on each, and a thumbnail of its own ---------------------
-
+TITLE = '<div class="sphx-glr-thumbnail-title">'
 THUMB = re.compile(r"sphx_glr_((\d\d)_\w+?)_thumb\.png$")
 CARDS = "tutorials/images/thumb"
 CARD_COLOURS = ["#dbe7f5", "#c6f0cf", "#fbd38d", "#e9d8fd"]
@@ -83,7 +42,7 @@ def card_name(stem: str, language: str) -> str:
 
 
 def _question(app: Sphinx, script: Path) -> str:
-    """The tutorial's title (its question), in the edition's language."""
+    """The tutorial's title, in the edition's language."""
     english = script.read_text(encoding="utf-8").split('"""')[1].strip().splitlines()[0]
     if app.config.language == "en":
         return unmarked(english)
@@ -128,27 +87,23 @@ def _cjk_wrap(text: str, width: int) -> list[str]:
     return [*lines, line] if line else lines
 
 
-# The fonts a Chinese card is drawn with (Debian's fonts-noto-cjk).
 CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans CJK JP")
 
 
 def cjk_font_known() -> bool:
-    """Whether matplotlib can draw Chinese, with the system's CJK fonts added
-    when its font cache predates their install (the cache never notices)."""
+    """Whether matplotlib can draw Chinese (adding CJK fonts its cache missed)."""
     from matplotlib import font_manager
 
-    def known() -> bool:
-        return any(f.name in CJK_FAMILIES for f in font_manager.fontManager.ttflist)
-
-    if not known():
+    fonts = font_manager.fontManager
+    if not any(f.name in CJK_FAMILIES for f in fonts.ttflist):
         for path in font_manager.findSystemFonts():
             if "CJK" in Path(path).name:
-                font_manager.fontManager.addfont(path)
-    return known()
+                fonts.addfont(path)
+    return any(f.name in CJK_FAMILIES for f in fonts.ttflist)
 
 
 def write_cards(app: Sphinx) -> None:
-    """A card for each tutorial without a figure of its own (after the gallery)."""
+    """A card for each tutorial without a figure of its own."""
     if app.builder.name == "gettext":
         return
     language = app.config.language if app.config.language in EDITIONS else "en"
@@ -170,42 +125,58 @@ def write_cards(app: Sphinx) -> None:
             target.write_bytes(data)
 
 
-class NumberedCards(SphinxTransform):
-    """Each tutorial card: its number, and its own card for a thumbnail."""
+class GalleryCards(SphinxTransform):
+    """Each tutorial card: its own thumbnail, its number, its text translated."""
 
-    default_priority = 28  # after TranslateThumbnails (27)
+    default_priority = 27
 
     def apply(self, **kwargs: Any) -> None:
         if self.app.builder.name == "gettext":
             return
         language = self.config.language if self.config.language in EDITIONS else "en"
-        number = None
+        number, by_plain = None, None
         found = self.document.findall(lambda n: isinstance(n, nodes.image | nodes.raw))
         for node in list(found):
             if isinstance(node, nodes.image):
-                match = THUMB.search(node["uri"])
-                if match is None:
-                    continue
-                stem, number = match.groups()
-                card = Path(self.env.srcdir, CARDS, card_name(stem, language))
-                if card.exists():
-                    node["uri"] = f"/{CARDS}/{card.name}"
+                if match := THUMB.search(node["uri"]):
+                    stem, number = match.groups()
+                    card = Path(self.env.srcdir, CARDS, card_name(stem, language))
+                    if card.exists():
+                        node["uri"] = f"/{CARDS}/{card.name}"
                 continue
             text = node.astext()
-            if number is None or "sphx-glr-thumbnail-title" not in text:
+            if "sphx-glr-thumb" not in text:
                 continue
-            text = text.replace(
-                '<div class="sphx-glr-thumbnail-title">',
-                '<div class="sphx-glr-thumbnail-title">'
-                f'<span class="card-number">{number}</span> ',
-                1,
-            )
+            if self.config.language != "en":
+                by_plain = by_plain or {
+                    plain(k): v for k, v in messages(self.app).items()
+                }
+                translate = partial(self._translate, by_plain=by_plain, node=node)
+                for pattern in THUMBNAIL_TEXT:
+                    text = pattern.sub(translate, text)
+            if number is not None and TITLE in text:
+                number_span = f'<span class="card-number">{number}</span> '
+                text, number = text.replace(TITLE, TITLE + number_span, 1), None
             node.replace_self(nodes.raw(text, text, format="html"))
-            number = None
+
+    def _translate(
+        self, match: re.Match[str], by_plain: dict[str, str], node: nodes.Node
+    ) -> str:
+        before, english, after = match.groups()
+        chinese = by_plain.get(plain(html.unescape(english)))
+        if chinese is None:
+            logger.warning(
+                "untranslated thumbnail text on page %s: %r",
+                self.env.current_document.docname,
+                english[:100],
+                location=node,
+                type="translation",
+            )
+            return match.group(0)
+        return before + html.escape(unmarked(chinese)) + after
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.add_transform(TranslateThumbnails)
-    app.add_transform(NumberedCards)
+    app.add_transform(GalleryCards)
     app.connect("builder-inited", write_cards, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,8 +1,5 @@
-/* Wide tables on narrow screens; the page never scrolls sideways. Each article table
- * with a header row gets data-label cells (empty ones: class "blank"); on a phone one
- * that does not fit stacks (class "stacked", custom.css); one that still overflows
- * scrolls in its box with a cue and edge fades (.table-scroll.overflowing, at-start,
- * at-end). Tested by browser_tests/test_layout.py. */
+/* Wide tables on narrow screens: on a phone one that does not fit stacks (data-label
+ * cells, custom.css); one that still overflows scrolls in its box with a cue and fades. */
 (() => {
   "use strict";
 
@@ -12,11 +9,6 @@
   };
   const PHONE = window.matchMedia("(max-width: 720px)");
   const boxes = [];
-
-  function cueText() {
-    const lang = document.documentElement.lang;
-    return CUES[lang] || CUES[lang.split("-")[0]] || CUES.en;
-  }
 
   function label(table) {
     const head = table.tHead && table.tHead.rows[0];
@@ -46,7 +38,8 @@
     const cue = document.createElement("p");
     cue.className = "table-scroll-cue";
     cue.setAttribute("aria-hidden", "true");
-    cue.textContent = cueText();
+    const lang = document.documentElement.lang;
+    cue.textContent = CUES[lang] || CUES[lang.split("-")[0]] || CUES.en;
     wrapper.append(cue, box);
     box.addEventListener("scroll", () => edges(wrapper, box), { passive: true });
     return { table, box, wrapper, stackable: label(table) };

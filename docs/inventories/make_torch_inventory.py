@@ -1,18 +1,9 @@
 """PyTorch's intersphinx inventory, derived offline from its documentation sources.
 
 sphobjinv and Sphinx read and write inventories, but none derives one from sources.
-
-1. ``--source PYTORCH/docs/source [--ref v2.13.0]`` writes ``torch-X.Y.listing.txt``:
-   one line per object the pages in ``PAGES`` declare (page, directive, current
-   module, name as written, ``members`` when the class template documents them).
-   Only ``autosummary`` with ``:toctree:`` (a page ``generated/<name>.html``),
-   ``auto*``/``py:*`` object directives and modules count.
-2. Without ``--source``, the committed listing becomes ``torch-X.Y.inv``: each name
-   resolved as autosummary does (current module plus name, else the name) in the
-   installed torch, which also gives its role; a ``members`` class adds its own
-   public documented members (autodoc's rule). Names torch lacks are reported.
-
-``--check`` fails if the committed inventory differs from the listing's.
+``--source PYTORCH/docs/source`` writes ``torch-X.Y.listing.txt`` (the objects the
+``PAGES`` declare); then the listing, resolved in the installed torch as autosummary
+and autodoc do, becomes ``torch-X.Y.inv``. ``--check``: fail if it is out of date.
 """
 
 from __future__ import annotations
@@ -38,13 +29,13 @@ OBJECT = re.compile(r"(?:auto)?(?:class|function|method|attribute|exception)|dat
 
 
 class Row(NamedTuple):
-    """One object a PyTorch documentation page declares."""
+    """One object a page declares (``members``: the class documents its members)."""
 
-    page: str  # the source file's name without suffix: its HTML page
-    directive: str  # "autosummary", "autoclass", "module", ...
-    module: str  # the current module where the directive stands
+    page: str
+    directive: str
+    module: str  # the current module
     name: str  # as written
-    members: bool  # a class page that documents its members
+    members: bool
 
     def line(self) -> str:
         return "\t".join([*self[:4], "members" if self.members else ""])
@@ -57,8 +48,8 @@ class Row(NamedTuple):
 
 class Entry(NamedTuple):
     name: str
-    role: str  # "py:function", "py:class", ...
-    uri: str  # relative to the docs' base URL, with the anchor
+    role: str
+    uri: str
 
 
 def torch_series() -> str:
@@ -135,8 +126,7 @@ def lookup(full: str) -> tuple[Any, Any] | None:
 
 
 def shadowed(module: str) -> bool:
-    """Whether the package's attribute of a module's name is something else
-    (``torch.autograd.gradcheck`` is the function in code, not the module)."""
+    """Whether the package's attribute of that name is not the module (gradcheck)."""
     package, _, name = module.rpartition(".")
     if not package:
         return False
@@ -147,8 +137,7 @@ def shadowed(module: str) -> bool:
 def role_of(obj: Any, parent: Any, name: str) -> str:
     if inspect.ismodule(obj):
         return "py:module"
-    # A class attribute that holds another class (LazyLinear.cls_to_become is
-    # Linear) is an attribute, "alias of" that class, as autodoc documents it.
+    # A class attribute holding a class (LazyLinear.cls_to_become) is an attribute.
     alias = inspect.isclass(obj) and obj.__name__ != name.rpartition(".")[2]
     if inspect.isclass(obj) and not (alias and inspect.isclass(parent)):
         return "py:class"

@@ -1,14 +1,9 @@
-r"""Check the zh_CN catalogs: complete, current, markup intact, terms kept.
+r"""Check the zh_CN catalogs: ``check_catalogs.py [--fix-spacing] [file.po ...]``.
 
-``python docs/locale/check_catalogs.py [--fix-spacing] [file.po ...]`` prints each
-problem as ``file: msgid: what is wrong`` and exits with their number. Rules:
-every message translated and none fuzzy; inline code, math, role and link targets
-unchanged; Chinese in every translation of prose; no visible space between inline
-markup and Chinese text, and markup the page's parser renders; each English term
-of ``zh_CN/terms.csv`` as its one agreed Chinese term, never an avoided word
-(outside an agreed term: 操作指南 may hold the avoided 操作). ``--fix-spacing``
-first rewrites that spacing (idempotent). Sphinx's gettext checks and
-sphinx-intl's ``stat`` only count untranslated and fuzzy messages.
+Prints ``file: msgid: problem`` and exits with their number: untranslated or fuzzy;
+code, math, roles or link targets changed; no Chinese; spacing between markup and
+Chinese (``--fix-spacing`` rewrites it); a ``terms.csv`` term not as agreed.
+sphinx-intl's ``stat`` only counts untranslated and fuzzy messages.
 """
 
 from __future__ import annotations
@@ -31,19 +26,11 @@ CATALOGS = HERE / "zh_CN" / "LC_MESSAGES"
 TERMS = HERE / "zh_CN" / "terms.csv"
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
-# ``literal`` (reST), `literal` (MyST), $math$, roles with their target.
 LITERAL = re.compile(r"``.+?``|(?<![`}A-Za-z0-9_])`[^`]+?`(?!`)")
 ROLE = re.compile(r"(?<!`)(?::[\w:-]+:|\{[\w:-]+\})`[^`]*`")
 LINK = re.compile(r"\]\(([^)\s]+)\)|<(https?://[^>]+)>")
 MATH = re.compile(r"\$[^$]+\$")
 LATEX = re.compile(r"\\[A-Za-z]+")
-
-
-def is_formula(text: str) -> bool:
-    """LaTeX commands, and no word of prose."""
-    return bool(LATEX.search(text)) and not re.search(
-        r"[A-Za-z]{4,}", LATEX.sub(" ", text)
-    )
 
 
 class Term(NamedTuple):
@@ -64,7 +51,7 @@ def load_terms(path: Path = TERMS) -> list[Term]:
 
 
 def _prose(text: str) -> str:
-    """The words of a message: without code, roles, links and math."""
+    """The words of a message, without code, roles, links and math."""
     for pattern in (ROLE, LITERAL, MATH, LINK):
         text = pattern.sub(" ", text)
     return text
@@ -88,29 +75,19 @@ def _role_targets(text: str) -> Counter[str]:
 
 
 # -- Spacing: no visible space between Chinese text and inline markup ----------
-# reST (tutorials) recognises markup only after a space or opening punctuation
-# and before a space or closing punctuation: write an escaped space there
-# (``是\ **原地**\ 累加``). CommonMark (MyST pages) needs nothing
-# (``是**原地**累加``), except that ``*``/``**`` next to punctuation on the
-# inside and a letter outside stays text: the punctuation moves outside
-# (``在“**原地**”``), or, where it cannot, one space stays and is reported.
-# Math and badges keep their spaces to Chinese characters.
-
-# Chinese characters and full-width (or Chinese) punctuation.
+# reST needs an escaped space (``是\ **原地**\ 累加``), MyST none (``是**原地**累加``)
+# unless emphasis has punctuation inside: it moves out (``在“**原地**”``).
 WIDE = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3001-\u303f\uff01-\uffee“”‘’…—"
 WIDE_CHAR = re.compile(f"[{WIDE}]")
 PUNCT_CHAR = re.compile("[\u3001-\u303f\uff01-\uffee“”‘’…—]")
-# Inline markup: ``code``, roles, `links`_, **strong**, *emphasis* (reST) ...
 REST_MARKUP = re.compile(
     r"``.+?``|(?::[\w:-]+:)?`[^`]+`_{0,2}|\*\*[^*\s][^*]*\*\*|\*[^*\s][^*]*\*"
 )
-# ... and `code`, {roles}`x`, [links](target), **strong**, *emphasis* (MyST).
 MYST_MARKUP = re.compile(
     r"``.+?``|(?:\{[\w:-]+\})?`[^`]+`|\[[^\]]+\]\([^)\s]*\)"
     r"|\*\*[^*\s][^*]*\*\*|\*[^*\s][^*]*\*"
 )
-# Markup that keeps the spaces around it.
-BOXED = re.compile(r"(?::|\{)(?:math|bdg[\w-]*)(?::|\})`")
+BOXED = re.compile(r"(?::|\{)(?:math|bdg[\w-]*)(?::|\})`")  # keeps its spaces
 # docutils: what may come before a start-string and after an end-string.
 _BEFORE = re.compile(f"[\\s{punctuation_chars.openers}{punctuation_chars.delimiters}]")
 _AFTER = re.compile(
@@ -326,7 +303,8 @@ def problems(
             missing, extra = sorted((want - got).elements()), (got - want).elements()
             found.append(f"{what}: missing {missing}, extra {sorted(extra)}")
     prose = _prose(message_id)
-    if is_formula(message_id):
+    words = re.search(r"[A-Za-z]{4,}", LATEX.sub(" ", message_id))
+    if LATEX.search(message_id) and not words:  # a formula
         return found if message_str == message_id else [*found, "formula changed"]
     if re.search(r"[A-Za-z]{2,}", prose) and not CJK.search(message_str):
         found.append("no Chinese in the translation")
