@@ -80,7 +80,8 @@ def test_each_edition_names_its_own_canonical_address(site: Path):
     root = Path(__file__).resolve().parents[1]
     urls = tomllib.loads((root / "pyproject.toml").read_text())["project"]["urls"]
     base = urls["Documentation"].rstrip("/") + "/"
-    link = re.compile(r'<link rel="canonical" href="([^"]*)"')
+    # Attributes in either order: sphinx-codeautolink re-serializes the pages it links.
+    link = re.compile(r'<link (?=[^>]*rel="canonical")[^>]*href="([^"]*)"')
     for edition, folder in (("en", ""), ("zh_CN", "zh_CN/")):
         edition_site = webcheck.edition_root(site, edition)
         pages = webcheck.discover_pages(edition_site)
