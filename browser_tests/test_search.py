@@ -137,6 +137,22 @@ def quotable_text(markup: str) -> str:
     return _squeeze(article.get_text())
 
 
+def snippets(
+    context: BrowserContext, edition_url: str, query: str
+) -> list[tuple[str, str, bool]]:
+    """(href, snippet, described) of each result the search page lists for ``query``."""
+    page, visit = webcheck.open_page(context, edition_url + "search.html?q=" + query)
+    page.wait_for_function(
+        "() => { const s = document.querySelector('#search-results .search-summary');"
+        " return s !== null && s.textContent.trim() !== ''; }",
+        timeout=20_000,
+    )
+    items: list[tuple[str, str, bool]] = page.evaluate(SNIPPETS_JS)
+    page.close()
+    assert visit.problems() == []
+    return items
+
+
 @pytest.mark.parametrize("name", TORCH_NAMES)
 def test_search_finds_torch_names_and_quotes_the_page(
     context: BrowserContext, edition_url: str, edition_site: Path, name: str
@@ -148,15 +164,7 @@ def test_search_finds_torch_names_and_quotes_the_page(
     assert missing == [], f"searching {name!r} does not offer {missing}"
     # What each result quotes is the text of its page's article: no header
     # buttons, colour-mode switch or table of contents around it.
-    page, visit = webcheck.open_page(context, edition_url + "search.html?q=" + name)
-    page.wait_for_function(
-        "() => { const s = document.querySelector('#search-results .search-summary');"
-        " return s !== null && s.textContent.trim() !== ''; }",
-        timeout=20_000,
-    )
-    items: list[tuple[str, str, bool]] = page.evaluate(SNIPPETS_JS)
-    page.close()
-    assert visit.problems() == []
+    items = snippets(context, edition_url, name)
     assert len(items) >= min(QUOTED, len(results))
     # An object (a function of ours, a module) is listed with its description
     # instead of a quote, as Sphinx lists objects; every page is quoted.
@@ -182,15 +190,7 @@ BAR_TERMS = [
 def test_snippets_do_not_quote_the_launch_bar(
     context: BrowserContext, edition_url: str, edition_site: Path, term: str
 ):
-    page, visit = webcheck.open_page(context, edition_url + "search.html?q=" + term)
-    page.wait_for_function(
-        "() => { const s = document.querySelector('#search-results .search-summary');"
-        " return s !== null && s.textContent.trim() !== ''; }",
-        timeout=20_000,
-    )
-    items: list[tuple[str, str, bool]] = page.evaluate(SNIPPETS_JS)
-    page.close()
-    assert visit.problems() == []
+    items = snippets(context, edition_url, term)
     with_bar = 0
     for href, snippet, _ in items:
         path = href.removeprefix(edition_url).split("#")[0] or "index.html"
