@@ -6,6 +6,7 @@ every page (it reuses the executed outputs). Nothing runs when no input changed.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,6 +22,9 @@ BUILD = ROOT / "docs" / "_build"
 EDITIONS = {"en": BUILD / "html", "zh_CN": BUILD / "html" / "zh_CN"}
 GENERATED = {"_build", "tutorials", "generated", "jupyter_execute", "__pycache__"}
 STAMP = BUILD / ".site-fingerprint"
+# myst-nb writes executed notebooks next to the output folder: zh_CN's would land
+# inside the English site (unlinked, random cell ids), so they wait out here.
+ZH_EXECUTED = (BUILD / "jupyter_execute_zh_CN", EDITIONS["en"] / "jupyter_execute")
 AFTERWARDS = {Path("docs/pdf.py"), Path("docs/pdf.css")}
 
 
@@ -57,6 +61,12 @@ def wait_until_read(build: subprocess.Popen[str], since: int) -> None:
         time.sleep(0.2)
 
 
+def move(source: Path, target: Path) -> None:
+    if source.exists():
+        shutil.rmtree(target, ignore_errors=True)
+        source.rename(target)
+
+
 def main(options: list[str]) -> int:
     current = fingerprint(ROOT, inputs(), sys.executable, *options)
     built = all((out / "index.html").exists() for out in EDITIONS.values())
@@ -72,12 +82,12 @@ def main(options: list[str]) -> int:
         return 1
     with tempfile.TemporaryFile("w+") as log:
         print("docs: every page read; the zh_CN build starts now", flush=True)
+        move(*ZH_EXECUTED)
         chinese = sphinx("zh_CN", options, stdout=log, stderr=subprocess.STDOUT)
         if english.wait():
             chinese.kill()
-            chinese.wait()
-            return 1
-        failed = chinese.wait()
+        failed = chinese.wait() or english.returncode
+        move(*reversed(ZH_EXECUTED))
         log.seek(0)
         print(heading("zh_CN") + "\n" + log.read(), end="", flush=True)
     if failed:

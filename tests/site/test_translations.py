@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -736,3 +737,25 @@ def test_theme_strings_are_ours_in_a_clean_build(tmp_path: Path) -> None:
     assert "Print to PDF" not in page
     assert "列印成 PDF" not in page
     assert "_static/pdf/autograd-notes-zh_CN.pdf" in page
+
+
+@pytest.mark.slow
+def test_two_clean_builds_of_both_editions_are_byte_identical(tmp_path: Path) -> None:
+    site = sitebuild.make_site(tmp_path)
+    update_catalogs(site)
+    translate_catalogs(site)
+    shutil.copy(DOCS / "build.py", site / "docs" / "build.py")
+    html = site / "docs" / "_build" / "html"
+    published = []
+    for _ in range(2):
+        shutil.rmtree(html.parent)
+        run = [sys.executable, "docs/build.py"]
+        result = subprocess.run(run, cwd=site, capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout + result.stderr
+        files = (p for p in sorted(html.rglob("*")) if p.is_file())
+        site_files = (p for p in files if ".doctrees" not in p.parts)
+        published.append({str(p.relative_to(html)): p.read_bytes() for p in site_files})
+    assert "zh_CN/index.html" in published[0]
+    # myst-nb's executed copies (random cell ids) stay out of the site.
+    assert not [name for name in published[0] if "jupyter_execute" in name]
+    assert published[0] == published[1]
