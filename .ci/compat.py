@@ -1,4 +1,5 @@
 """Run what a reader runs under each torch: ``python .ci/compat.py 2.13.0 2.15.0``.
+(``--prepare VERSION...`` only makes the venvs: CI downloads while it tests.)
 
 A fresh venv per version, warnings as errors: tests/package, src's doctests, every
 gallery script and every code cell of the executed pages (read by myst-nb's reader,
@@ -130,6 +131,10 @@ def main(versions: list[str]) -> int:
     if not versions:
         raise SystemExit("usage: python .ci/compat.py TORCH_VERSION [...]")
     WORK.mkdir(parents=True, exist_ok=True)
+    if versions[0] == "--prepare":
+        for version in versions[1:]:
+            make_env(version, WORK / f"torch-{version}.prepare.log")
+        return 0
     logs = {v: WORK / f"torch-{v}.log" for v in versions}
     for log in logs.values():
         log.write_text("")
