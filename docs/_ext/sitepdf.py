@@ -1,8 +1,5 @@
-"""Link the whole-site PDFs of ``docs/pdf.py``, only in a ``-D site_pdf=1`` build.
-
-:func:`whole_site_button` (``html-page-context``): the header's PDF entry;
-``{sitepdf}`English <en>``` links an edition's PDF from the text. Without ``site_pdf``,
-neither links: no dead link.
+"""Link the whole-site PDFs of ``docs/pdf.py`` (the header's entry, the
+``{sitepdf}`English <en>``` role), only in a ``-D site_pdf=1`` build: no dead link.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """PyTorch names link to PyTorch's docs; sphinx-codeautolink only links code blocks.
 
-* :func:`read_names` (``builder-inited``): ``codeautolink_inventory_map``, each
-  object's own name -> the documented one;
-* :func:`missing_reference` (``missing-reference``): one intersphinx missed;
-* :class:`ProseCodeLinks`: an inline code span naming a PyTorch object links to it;
-* :func:`configure` (``config-inited``), :func:`pycon`, :func:`skip_tutorials`
-  (``doctree-read``), :func:`picklable_config` (``builder-inited``): set up
-  extensions ``sphinx_codeautolink`` and ``intersphinx``.
+Sets up intersphinx and codeautolink (torch's own names mapped to the documented
+ones), resolves what intersphinx misses, and links inline code naming a torch object.
 """
 
 from __future__ import annotations
@@ -50,7 +45,6 @@ def canonical_name(dotted: str) -> str | None:
 
 ALIASES = {"nn": "torch.nn", "F": "torch.nn.functional", "Tensor": "torch.Tensor"}
 SPAN = re.compile(r"((?:torch|nn|F|Tensor)(?:\.\w+)+)(?:\(.*\))?", re.DOTALL)
-
 
 # {name: (documented name, uri)}, under inventory and under torch's own names.
 NAMES: dict[str, tuple[str, str]] = {}
@@ -100,12 +94,10 @@ def missing_reference(
     return _link(found, contnode) if found else None
 
 
-def _link(
-    found: tuple[str, str], child: nodes.Node, **attributes: Any
-) -> nodes.reference:
+def _link(found: tuple[str, str], child: nodes.Node, **kw: Any) -> nodes.reference:
     name, uri = found
     return nodes.reference(
-        "", "", child, internal=False, refuri=uri, reftitle=name, **attributes
+        "", "", child, internal=False, refuri=uri, reftitle=name, **kw
     )
 
 
@@ -137,16 +129,9 @@ class ProseCodeLinks(SphinxPostTransform):
             )
 
 
-# codeautolink reads the examples before Sphinx trims their doctest flags.
-BLOCKS = {"pycon": "torchlinks.pycon"}
-CODEAUTOLINK = {
-    "codeautolink_concat_default": True,  # a cell sees the imports above it
-    "codeautolink_global_preface": "import torch",  # as the docstrings' doctests
-}
-
-
 def pycon(source: str) -> tuple[str, str]:
-    """A ``>>>`` example as the page shows it: without doctest flags."""
+    """A ``>>>`` example as the page shows it: codeautolink reads it before Sphinx
+    trims its doctest flags."""
     source = doctest.doctestopt_re.sub("", doctest.blankline_re.sub("", source))
     return clean_pycon(source)
 
@@ -159,15 +144,14 @@ def skip_tutorials(app: Sphinx, doctree: nodes.document) -> None:
 
 
 def configure(app: Sphinx, config: Any) -> None:
-    """codeautolink's settings (:data:`CODEAUTOLINK`) and blocks."""
-    for name, value in CODEAUTOLINK.items():
-        setattr(config, name, value)
+    config.codeautolink_concat_default = True  # a cell sees the imports above it
+    config.codeautolink_global_preface = "import torch"  # as the doctests
     picklable_config(app)
 
 
 def picklable_config(app: Sphinx, *args: Any) -> None:
     """A fresh dict: codeautolink imports the functions into the config's one."""
-    app.config.codeautolink_custom_blocks = dict(BLOCKS)
+    app.config.codeautolink_custom_blocks = {"pycon": "torchlinks.pycon"}
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
