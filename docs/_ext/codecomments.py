@@ -1,8 +1,9 @@
 """Comments in the pages' code, translated like the prose around them.
 
 Each comment of a Python or shell block (a run of full-line ones is one message)
-becomes an invisible :class:`code_comment` node that ``Locale`` translates into the
-code, rewrapped; :func:`translate_comments` and :func:`wrap` serve ``downloads``.
+becomes an invisible :class:`code_comment` (:class:`ExtractCodeComments`) that
+``Locale`` translates into the code, rewrapped, and :class:`DropCodeComments`
+removes; :func:`translate_comments` and :func:`wrap` serve ``downloads`` too.
 pybabel's and Sphinx's extractors read prose, not comments.
 """
 
@@ -270,16 +271,6 @@ def code_syntax(block: nodes.literal_block) -> str | None:
     return None
 
 
-def _inside_api(node: nodes.Node) -> bool:
-    return any(isinstance(p, addnodes.desc) for p in _ancestors(node))
-
-
-def _ancestors(node: nodes.Node) -> Iterator[nodes.Node]:
-    while node.parent is not None:
-        node = node.parent
-        yield node
-
-
 class ExtractCodeComments(SphinxTransform):
     """After each code block, one :class:`code_comment` per comment."""
 
@@ -288,9 +279,12 @@ class ExtractCodeComments(SphinxTransform):
     def apply(self, **kwargs: Any) -> None:
         if self.config.language == "en" and self.app.builder.name != "gettext":
             return  # the English edition shows the code as written
+        api: set[int] = set()  # the API's examples stay English
+        for desc in self.document.findall(addnodes.desc):
+            api.update(map(id, desc.findall(nodes.literal_block)))
         for block in list(self.document.findall(nodes.literal_block)):
             syntax = code_syntax(block)
-            if syntax is None or _inside_api(block):
+            if syntax is None or id(block) in api:
                 continue
             try:
                 comments = find_comments(block.astext(), syntax)

@@ -1,9 +1,9 @@
-"""Every download of both editions, in one pass (``build-finished``).
+"""Every download of both editions: :func:`write_downloads` (``build-finished``).
 
 Each tutorial's ``.py`` and ``.ipynb`` (translated, markup made Markdown, no hidden
 checks, an install cell), each executed page's notebook, ``notebooks/`` for Colab,
-and every ``.zip`` (fixed timestamps). sphinx-gallery copies the English script
-as it is and translates nothing.
+and every ``.zip`` (fixed timestamps); pip installs from ``sitewheel``.
+sphinx-gallery copies the English script as it is and translates nothing.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Collapse each tutorial exercise's solution until the reader opens it.
 
 A text cell ending in the paragraph ``**Solution**`` (``**答案**``) and the code
-cell after it: a ``<details>`` on the page, a hidden cell in a notebook; the code
+cell after it: a ``<details>`` on the page (:class:`CollapseSolutions`), a hidden
+cell in a notebook (:func:`collapse_in_notebook`); the code
 still runs in the build. sphinx-design's dropdown wraps directive content, not
 the cells sphinx-gallery generates.
 """
@@ -59,14 +60,13 @@ def _is_marker(node: nodes.Node, marker: str) -> bool:
     )
 
 
+OUTPUTS = {"sphx-glr-script-out", "sphx-glr-single-img", "sphx-glr-horizontal"}
+
+
 def _is_output(node: nodes.Node) -> bool:
     """Printed output or a figure, as sphinx-gallery writes them."""
-    if not isinstance(node, nodes.Element):
-        return False
-    classes = set(node.get("classes", []))
-    return bool(
-        classes & {"sphx-glr-script-out", "sphx-glr-single-img", "sphx-glr-horizontal"}
-    ) or isinstance(node, nodes.image)
+    classes = node.get("classes", []) if isinstance(node, nodes.Element) else []
+    return bool(OUTPUTS.intersection(classes)) or isinstance(node, nodes.image)
 
 
 class CollapseSolutions(SphinxTransform):

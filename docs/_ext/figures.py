@@ -1,6 +1,6 @@
 """Graph drawings that read on any screen, in the page's language: 2x figures
-(:func:`kernel_setup`, :func:`graph_scraper`), translated alt text, an HTML legend
-and a link to the full size (:class:`GraphFigures`).
+(:func:`kernel_setup` via ``KERNEL_ARGS``, :func:`graph_scraper`), translated alt
+text, a legend, a link to the full size (:class:`GraphFigures`, ``figures.css``).
 
 Not a library: neither sphinx-gallery nor myst-nb describe or translate a figure.
 """

@@ -1,5 +1,6 @@
-"""Link the whole-site PDFs of ``docs/pdf.py`` (the header's entry, the
-``{sitepdf}`English <en>``` role), only in a ``-D site_pdf=1`` build: no dead link.
+"""Link the whole-site PDFs of ``docs/pdf.py``, only in a ``-D site_pdf=1`` build:
+the header's entry (:func:`whole_site_button`, ``html-page-context``) and the
+``{sitepdf}`English <en>``` role. No dead link.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """Publish the package's wheel with the site, and say how to install it.
 
-``autograd_notes`` is not on PyPI: each edition's ``_static/wheels/`` holds this
-checkout's wheel (hatchling, offline), which every download installs from
-``html_baseurl``; ``{wheel_url}`` in a page's code becomes that URL.
+``autograd_notes`` is not on PyPI: :func:`publish_wheel` (``build-finished``) puts
+this checkout's wheel (hatchling, offline) in each edition's ``_static/wheels/``,
+which every download installs from (``html_baseurl``; at ``config-inited``
+:func:`on_read_the_docs`, :func:`check_baseurl`); :func:`fill_url`
+(``doctree-resolved``) writes that URL for ``{wheel_url}`` in code.
 No Sphinx extension publishes a wheel.
 """
 

@@ -1,11 +1,15 @@
 """PyTorch names link to PyTorch's docs; sphinx-codeautolink only links code blocks.
 
-Sets up intersphinx and codeautolink (torch's own names mapped to the documented
-ones), resolves what intersphinx misses, and links inline code naming a torch object.
+Sets up ``intersphinx`` and ``sphinx_codeautolink`` (:func:`configure` at
+``config-inited``, :func:`read_names` and :func:`picklable_config` at
+``builder-inited``, :func:`skip_tutorials` at ``doctree-read``), resolves what
+intersphinx misses (:func:`missing_reference`, ``missing-reference``) and links
+inline code naming a torch object (:class:`ProseCodeLinks`).
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from typing import Any
@@ -30,10 +34,8 @@ def canonical_name(dotted: str) -> str | None:
     parts = dotted.split(".")
     if parts[0] != "torch":
         return None
-    obj: Any = torch
     try:
-        for part in parts[1:]:
-            obj = getattr(obj, part)
+        obj = functools.reduce(getattr, parts[1:], torch)
     except AttributeError:
         return None
     if inspect.ismodule(obj):
