@@ -29,6 +29,7 @@ from codecomments import (
 )
 from editions import EDITIONS
 from exercises import HIDDEN, collapse_in_notebook
+from parallelread import executes
 from sitewheel import requirement
 from sphinx.application import Sphinx
 from sphinx.util import logging
@@ -417,14 +418,9 @@ if numbers and plt.get_backend().lower() not in windowless:
     plt.show()"""  # a script's last cell: save each figure, show it if a window can
 
 
-KERNEL = re.compile(r"---\n(?:(?!---\n).*\n)*kernelspec:")  # in front matter
-
-
 def executed_pages(app: Sphinx) -> list[str]:
-    """The MyST pages that run code: their front matter names a kernelspec."""
-    paths = {d: Path(app.env.doc2path(d)) for d in sorted(app.env.found_docs)}
-    md = {d: p.read_text("utf-8") for d, p in paths.items() if p.suffix == ".md"}
-    return [d for d, t in md.items() if KERNEL.match(t)]
+    """The MyST pages that run code."""
+    return [d for d in sorted(app.env.found_docs) if executes(app.env.doc2path(d))]
 
 
 def without_asserts(code: str) -> str:
