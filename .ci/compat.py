@@ -109,8 +109,7 @@ def check_version(python: Path, log: Path) -> dict[str, str]:
     results["gallery scripts"] = f"{sum(passed[: len(scripts)])}/{len(scripts)}"
     page_passed = passed[len(scripts) :]
     results["pages"] = f"{sum(page_passed)}/{len(codes)}"
-    # Only a passed page ran all its cells.
-    counts = [len(cells) for _, cells in codes]
+    counts = [len(cells) for _, cells in codes]  # a passed page ran all its cells
     ran = sum(n for ok, n in zip(page_passed, counts, strict=True) if ok)
     results["page cells"] = f"{ran}/{sum(counts)}"
     return results

@@ -34,12 +34,12 @@ from pypdf.generic import Fit, NameObject, TextStringObject
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 from freshness import fingerprint, unchanged  # noqa: E402
+from sitepdf import PROJECT, pdf_path  # noqa: E402
 
 BUILD = ROOT / "docs" / "_build"
 EDITIONS = {"en": BUILD / "html", "zh_CN": BUILD / "html" / "zh_CN"}
 STYLESHEET = ROOT / "docs" / "pdf.css"
 STAMP = BUILD / ".pdf-fingerprint"
-PROJECT = "autograd-notes"
 SCRATCH = "_pdf-print.html"  # in the edition's folder while printing
 NOTE = "every output was produced by running the code while the site was built."
 TEXT = {  # the title and contents pages (raw HTML)
@@ -62,13 +62,9 @@ DROP = (
 )
 
 
-def pdf_name(edition: str) -> str:
-    return f"{PROJECT}-{edition}.pdf"
-
-
 def outputs(edition: str) -> list[Path]:
     """The PDF of ``edition`` in every edition's _static."""
-    return [site / "_static" / "pdf" / pdf_name(edition) for site in EDITIONS.values()]
+    return [site / pdf_path(edition) for site in EDITIONS.values()]
 
 
 @dataclass

@@ -1,13 +1,10 @@
 """Comments in the pages' code, translated like the prose around them.
 
-Finds the comments of every Python and shell code block (:mod:`tokenize`: a
-``#`` in a string is no comment; a run of full-line comments is one message),
-puts them into the page's catalog as invisible :class:`code_comment` nodes
-(:class:`ExtractCodeComments`, before ``Locale``), writes each translation into
-the zh page's code, rewrapped no wider than the block, and leaves each node's
-state for ``catalogs`` before :class:`DropCodeComments` removes it.
-:func:`translate_comments` and :func:`wrap` (the one CJK wrap) serve
-``downloads`` too. pybabel's and Sphinx's extractors read prose, not comments.
+Each comment of a Python or shell block (a run of full-line ones is one message)
+becomes an invisible :class:`code_comment` (:class:`ExtractCodeComments`) that
+``Locale`` translates into the code, rewrapped, and :class:`DropCodeComments`
+removes; :func:`translate_comments` and :func:`wrap` serve ``downloads`` too.
+pybabel's and Sphinx's extractors read prose, not comments.
 """
 
 from __future__ import annotations
@@ -35,11 +32,8 @@ SHELL = {"bash", "sh", "shell", "zsh"}
 PRAGMAS = re.compile(
     r"#\s*(noqa\b|type:|sphinx_gallery_|%%|pragma\b|fmt:|mypy:|ruff:|pylint:|!)"
 )
-# Something to translate: a word of two letters or more. A label such as
-# "(A)" or a formula such as "12 * w**2 * v" has none.
+# Something to translate: a word of two letters or more ("(A)" has none).
 WORD = re.compile(r"[^\W\d_]{2,}")
-
-# -- Finding comments --------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -58,8 +52,7 @@ class CommentError(ValueError):
 
 
 def _python_comments(code: str) -> Iterator[tuple[int, int, str, bool]]:
-    """(line index, column, text, trailing) of each comment, from Python's
-    tokenizer; a console session's prompts blanked, its output lines empty."""
+    """(line index, column, text, trailing) of each comment; ``>>>`` sessions too."""
     lines = code.split("\n")
     first = next((line for line in lines if line.strip()), "")
     if first.startswith(">>>"):
@@ -78,8 +71,7 @@ def _python_comments(code: str) -> Iterator[tuple[int, int, str, bool]]:
 
 
 def _shell_comments(code: str) -> Iterator[tuple[int, int, str, bool]]:
-    """(line index, column, text, trailing) of each comment of a shell script:
-    a ``#`` at the start of a word, outside quotes."""
+    """The same for a shell script: a ``#`` starting a word, outside quotes."""
     quote = ""
     for row, line in enumerate(code.split("\n")):
         i = 0
@@ -99,12 +91,8 @@ def _shell_comments(code: str) -> Iterator[tuple[int, int, str, bool]]:
 
 
 def find_comments(code: str, syntax: str = "python") -> list[Comment]:
-    """The comments of ``code`` (``syntax``: "python" or "shell") to translate.
-
-    Tool pragmas (``# noqa``, ``# type:``, ``# sphinx_gallery_...``, ``# %%``)
-    and comments without a word are skipped. Consecutive full-line comments
-    starting in the same column form one comment. Raises
-    :class:`CommentError` if Python code does not tokenize.
+    """The comments of ``code`` to translate: no pragma, no wordless one; a run
+    of full-line comments in one column is one. :class:`CommentError` if untokenizable.
 
     >>> [c.message for c in find_comments('s = "#1"  # not a hash\\n# one\\n# two')]
     ['not a hash', 'one two']
@@ -135,8 +123,7 @@ def find_comments(code: str, syntax: str = "python") -> list[Comment]:
 
 
 def without_comments(code: str, syntax: str = "python") -> str:
-    """``code`` with every comment removed (and each line holding only a
-    comment): what translating its comments leaves unchanged.
+    """``code`` without its comments: what translating them leaves unchanged.
 
     >>> without_comments("x = 1  # one\\n# two\\n# three\\ny = '#'")
     "x = 1\\ny = '#'"
@@ -151,8 +138,6 @@ def without_comments(code: str, syntax: str = "python") -> str:
             alone.add(row)
     return "\n".join(line for row, line in enumerate(lines) if row not in alone)
 
-
-# -- Writing translated comments -------------------------------------------------
 
 # CJK characters and punctuation, kana, full-width forms.
 CJK = (
@@ -174,9 +159,7 @@ def width(text: str) -> int:
 
 def wrap(text: str, room: int) -> list[str]:
     """Lines of at most ``room`` columns, broken at spaces or next to a CJK
-    character, never inside a word or inline code (a longer piece sticks out).
-    Closing Chinese punctuation never starts a line, nor opening ends one: the
-    piece before it moves down with it."""
+    character; closing punctuation never starts a line, opening never ends one."""
     lines: list[list[tuple[str, bool]]] = [[]]  # (piece, space before it)
     space = False
     for piece in PIECE.findall(text):
@@ -202,12 +185,8 @@ def _joined(line: list[tuple[str, bool]]) -> str:
 def translate_comments(
     code: str, lookup: Callable[[str], str | None], syntax: str = "python"
 ) -> str:
-    """``code`` with each comment replaced by ``lookup(message)``, if not None.
-
-    Only comments change. A trailing comment is replaced in place; a run of
-    full-line comments is re-wrapped, each line with the run's indentation and
-    ``# ``, no wider than the widest line of ``code`` (but leaving at least
-    ``MIN_ROOM`` columns for the text).
+    """``code`` with each comment replaced by ``lookup(message)``, if not None; a
+    run of full-line comments rewrapped no wider than ``code`` (``MIN_ROOM`` at least).
 
     >>> translate_comments("x = 1  # one\\n# a b\\ny = 2", {"one": "一"}.get)
     'x = 1  # 一\\n# a b\\ny = 2'
@@ -234,15 +213,12 @@ def translate_comments(
     return "\n".join(lines)
 
 
-# -- The comments as translatable messages -------------------------------------
-
-
 class code_comment(nodes.literal_block, addnodes.translatable):
     """A comment of the code block before it, as a message; never shown. A
     ``literal_block``, so ``Locale`` takes its translation as literal text."""
 
-    def preserve_original_messages(self) -> None:
-        """The message is an attribute that a translation never overwrites."""
+    def preserve_original_messages(self) -> None:  # an attribute, never overwritten
+        pass
 
     def extract_original_messages(self) -> list[str]:
         return [self["message"]]
@@ -276,8 +252,7 @@ def skip(self: Any, node: code_comment) -> None:
 
 
 def code_syntax(block: nodes.literal_block) -> str | None:
-    """The block's syntax, ``python`` or ``shell``; None if it is not code
-    whose comments are translated."""
+    """``python`` or ``shell``; None if the block's comments are not translated."""
     if isinstance(block, code_comment) or block.get("translatable") is False:
         return None  # API docstrings stay English (see catalogs.py)
     if len(block.children) != 1 or not isinstance(block[0], nodes.Text):
@@ -296,16 +271,6 @@ def code_syntax(block: nodes.literal_block) -> str | None:
     return None
 
 
-def _inside_api(node: nodes.Node) -> bool:
-    return any(isinstance(p, addnodes.desc) for p in _ancestors(node))
-
-
-def _ancestors(node: nodes.Node) -> Iterator[nodes.Node]:
-    while node.parent is not None:
-        node = node.parent
-        yield node
-
-
 class ExtractCodeComments(SphinxTransform):
     """After each code block, one :class:`code_comment` per comment."""
 
@@ -314,9 +279,12 @@ class ExtractCodeComments(SphinxTransform):
     def apply(self, **kwargs: Any) -> None:
         if self.config.language == "en" and self.app.builder.name != "gettext":
             return  # the English edition shows the code as written
+        api: set[int] = set()  # the API's examples stay English
+        for desc in self.document.findall(addnodes.desc):
+            api.update(map(id, desc.findall(nodes.literal_block)))
         for block in list(self.document.findall(nodes.literal_block)):
             syntax = code_syntax(block)
-            if syntax is None or _inside_api(block):
+            if syntax is None or id(block) in api:
                 continue
             try:
                 comments = find_comments(block.astext(), syntax)
@@ -340,8 +308,7 @@ class ExtractCodeComments(SphinxTransform):
 class DropCodeComments(SphinxTransform):
     """Translated (or reported by ``catalogs``), they have done their job."""
 
-    # After catalogs.RequireTranslation (345) has read their state.
-    default_priority = 350
+    default_priority = 350  # after catalogs.RequireTranslation (345) read them
 
     def apply(self, **kwargs: Any) -> None:
         if self.app.builder.name == "gettext":
@@ -352,14 +319,8 @@ class DropCodeComments(SphinxTransform):
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.add_node(
-        code_comment,
-        html=(skip, None),
-        latex=(skip, None),
-        text=(skip, None),
-        man=(skip, None),
-        texinfo=(skip, None),
-    )
+    formats = ("html", "latex", "text", "man", "texinfo")
+    app.add_node(code_comment, **dict.fromkeys(formats, (skip, None)))
     app.add_transform(ExtractCodeComments)
     app.add_transform(DropCodeComments)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,14 +1,9 @@
-"""Every download, in one pass: scripts, notebooks and zips of both editions.
+"""Every download of both editions: :func:`write_downloads` (``build-finished``).
 
-:func:`write_downloads` (``build-finished``) writes each tutorial's ``.py``
-(translated, Sphinx markup made plain text, no hidden checks, an install cell,
-a figure-saving last cell) and ``.ipynb`` (sphinx-gallery's ``jupyter_notebook``
-of the same blocks), each executed page's notebook (hidden cells dropped or
-collapsed without asserts), each edition's ``notebooks/`` (what Colab opens),
-and every ``.zip`` (fixed timestamps); pip installs from ``sitewheel``. Ours:
-sphinx-gallery copies the English script as it is and translates nothing; its
-``first_notebook_cell`` is set per notebook (``[plot]`` where it draws); no
-``last_notebook_cell``: notebooks show figures inline.
+Each tutorial's ``.py`` and ``.ipynb`` (translated, markup made Markdown, no hidden
+checks, an install cell), each executed page's notebook, ``notebooks/`` for Colab,
+and every ``.zip`` (fixed timestamps); pip installs from ``sitewheel``.
+sphinx-gallery copies the English script as it is and translates nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +29,7 @@ from codecomments import (
 )
 from editions import EDITIONS
 from exercises import HIDDEN, collapse_in_notebook
+from parallelread import executes
 from sitewheel import requirement
 from sphinx.application import Sphinx
 from sphinx.util import logging
@@ -72,10 +68,7 @@ TEXT: dict[str, dict[str, str]] = {
         "no_matplotlib": "没有 matplotlib 时，脚本什么也没有画",
     },
 }
-DRAWS = re.compile(r"\bdraw_graph\(|\bmatplotlib\b|\bplt\.")
-"""Code that makes a figure: it needs the ``plot`` extra."""
-
-# -- Sphinx markup made Markdown ---------------------------------------------------
+DRAWS = re.compile(r"\bdraw_graph\(|\bmatplotlib\b|\bplt\.")  # needs [plot]
 
 # Every shape of Sphinx markup, as it would appear in a download's text.
 SPHINX_MARKUP: dict[str, re.Pattern[str]] = {
@@ -181,8 +174,6 @@ def markup_left(text: str) -> list[str]:
     ]
 
 
-# -- Translating reST text (the tutorials) -----------------------------------------
-
 UNDERLINE = re.compile(r"([=\-~^\"'`#*+])\1+")
 ITEM = re.compile(r"(\* |- |\d+\. )")
 DIRECTIVE = re.compile(r"^\.\. (?:math|code-block|code|sourcecode)::.*\n\n?", re.M)
@@ -195,10 +186,8 @@ def translate_rst(
     columns: int | None = None,
     comments: Callable[[str], str | None] | None = None,
 ) -> str:
-    """reST with each paragraph, title and list item replaced by ``lookup`` of
-    it (its lines joined by spaces, as the catalogs hold it), wrapped at
-    ``columns`` (None: one line each); directives and indented blocks kept,
-    but with ``comments``, the comments of Python code translated."""
+    """reST, each paragraph, title and list item ``lookup``-ed and wrapped at
+    ``columns`` (None: one line); with ``comments``, code comments translated."""
     lines, out, i = text.split("\n"), [], 0
     while i < len(lines):
         if not lines[i].strip():
@@ -245,8 +234,6 @@ def translate_rst(
     return "\n".join(out)
 
 
-# -- Translating MyST text (the executed pages) ------------------------------------
-
 HEADING = re.compile(r"^(#{1,6} )(.*)$")
 ITEM_START = re.compile(r"^(\s*)([-*+] |\d+\. |: )(.*)$")  # : a definition
 FENCE = re.compile(r"^(`{3,}|:{3,})")
@@ -254,8 +241,7 @@ WORDS = re.compile(r"[A-Za-z]{2,}")
 
 
 def translate_markdown(text: str, lookup: Callable[[str], str]) -> str:
-    """A MyST Markdown cell, each message (paragraph, heading, list item,
-    table cell) replaced by ``lookup(message)``; fenced blocks unchanged."""
+    """A MyST cell, each paragraph, heading, list item and table cell ``lookup``-ed."""
     out: list[str] = []
     lines, i = text.split("\n"), 0
     while i < len(lines):
@@ -302,9 +288,6 @@ def translate_markdown(text: str, lookup: Callable[[str], str]) -> str:
 def _table_cell(cell: str, lookup: Callable[[str], str]) -> str:
     words = WORDS.search(cell) and not re.fullmatch(r"\s*`[^`]*`\s*", cell)
     return lookup(cell.strip()) if words else cell.strip()
-
-
-# -- The downloads ---------------------------------------------------------------
 
 
 @dataclass
@@ -396,15 +379,14 @@ def tutorial(ed: Edition, script: Path) -> dict[str, str]:
         if block.type == "code":
             parts.append(block.content)
             continue
-        prose.append(
-            translate_rst(DIRECTIVE.sub("", block.content), str, 79 - 2 * bool(n))
+        text = translate_rst(DIRECTIVE.sub("", block.content), str, 79 - 2 * bool(n))
+        prose.append(text)
+        parts.append(
+            _cell(None, text) if n else '"""\n' + text.replace("\\", "\\\\") + '\n"""'
         )
-        if n:
-            parts.append(_cell(None, prose[-1]))
-            continue
-        parts.append('"""\n' + prose[0].replace("\\", "\\\\") + '\n"""')
-        words = ed.words("install", draws)
-        parts.append(_cell(ed.words("install_title"), words, "    " + ed.pip(draws)))
+        if not n:
+            words, pip = ed.words("install", draws), "    " + ed.pip(draws)
+            parts.append(_cell(ed.words("install_title"), words, pip))
     if draws:
         parts.append(_cell(ed.words("figures_title"), ed.words("figures")))
         parts.append(FIGURES.format(stem=script.stem, no=ed.words("no_matplotlib")))
@@ -435,17 +417,10 @@ windowless = {{"agg", "cairo", "pdf", "pgf", "ps", "svg", "template"}}
 if numbers and plt.get_backend().lower() not in windowless:
     plt.show()"""  # a script's last cell: save each figure, show it if a window can
 
-# -- The executed pages' notebooks ---------------------------------------------------
-
-
-KERNEL = re.compile(r"---\n(?:(?!---\n).*\n)*kernelspec:")  # in front matter
-
 
 def executed_pages(app: Sphinx) -> list[str]:
-    """The MyST pages that run code: their front matter names a kernelspec."""
-    paths = {d: Path(app.env.doc2path(d)) for d in sorted(app.env.found_docs)}
-    md = {d: p.read_text("utf-8") for d, p in paths.items() if p.suffix == ".md"}
-    return [d for d, t in md.items() if KERNEL.match(t)]
+    """The MyST pages that run code."""
+    return [d for d in sorted(app.env.found_docs) if executes(app.env.doc2path(d))]
 
 
 def without_asserts(code: str) -> str:
@@ -494,9 +469,6 @@ def page_notebook(ed: Edition, docname: str) -> str:
     kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
     notebook = {"cells": cells, "metadata": {"kernelspec": kernel}}
     return ed.notebook(notebook | {"nbformat": 4, "nbformat_minor": 5}, docname)
-
-
-# -- The pass ----------------------------------------------------------------------
 
 
 def write_downloads(app: Sphinx, exception: Exception | None) -> None:

@@ -1,12 +1,10 @@
-"""Collapse the solution of each tutorial exercise until the reader opens it.
+"""Collapse each tutorial exercise's solution until the reader opens it.
 
-An exercise is a text cell whose last paragraph is exactly ``**Solution**``
-(``**答案**`` in zh_CN), followed by the code cell that solves it. On the page,
-:class:`CollapseSolutions` moves that paragraph, the code and its output into a
-``<details>`` element (no JavaScript); in a notebook, :func:`collapse_in_notebook`
-hides the code cell (Jupyter's ``source_hidden``, Colab's form view). The code
-still runs in the build, so a wrong solution fails it. sphinx-design's dropdown
-wraps directive content, not the cells sphinx-gallery generates.
+A text cell ending in the paragraph ``**Solution**`` (``**答案**``) and the code
+cell after it: a ``<details>`` on the page (:class:`CollapseSolutions`), a hidden
+cell in a notebook (:func:`collapse_in_notebook`); the code
+still runs in the build. sphinx-design's dropdown wraps directive content, not
+the cells sphinx-gallery generates.
 """
 
 from __future__ import annotations
@@ -21,14 +19,13 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
-# The marker paragraph as each edition's catalog translates it.
 MARKERS = {"en": "Solution", "zh_CN": "答案"}
 # A notebook cell's metadata that collapses its code: Jupyter's, Colab's.
 HIDDEN = {"jupyter": {"source_hidden": True}, "colab": {"cellView": "form"}}
 
 
 class solution(nodes.General, nodes.Element):
-    """A collapsed solution: summary line plus the code and its output."""
+    """A collapsed solution: the code and its output."""
 
 
 def visit_solution_html(self: Any, node: solution) -> None:
@@ -41,7 +38,7 @@ def depart_solution_html(self: Any, node: solution) -> None:
 
 
 def visit_solution_other(self: Any, node: solution) -> None:
-    """Other builders show the solution's content as it is."""
+    pass  # other builders show the content as it is
 
 
 def collapse_in_notebook(notebook: dict[str, Any], language: str) -> None:
@@ -63,14 +60,13 @@ def _is_marker(node: nodes.Node, marker: str) -> bool:
     )
 
 
+OUTPUTS = {"sphx-glr-script-out", "sphx-glr-single-img", "sphx-glr-horizontal"}
+
+
 def _is_output(node: nodes.Node) -> bool:
     """Printed output or a figure, as sphinx-gallery writes them."""
-    if not isinstance(node, nodes.Element):
-        return False
-    classes = set(node.get("classes", []))
-    return bool(
-        classes & {"sphx-glr-script-out", "sphx-glr-single-img", "sphx-glr-horizontal"}
-    ) or isinstance(node, nodes.image)
+    classes = node.get("classes", []) if isinstance(node, nodes.Element) else []
+    return bool(OUTPUTS.intersection(classes)) or isinstance(node, nodes.image)
 
 
 class CollapseSolutions(SphinxTransform):

@@ -1,10 +1,8 @@
-"""Graph drawings that read on any screen, in the page's language.
+"""Graph drawings that read on any screen, in the page's language: 2x figures
+(:func:`kernel_setup` via ``KERNEL_ARGS``, :func:`graph_scraper`), translated alt
+text, a legend, a link to the full size (:class:`GraphFigures`, ``figures.css``).
 
 Not a library: neither sphinx-gallery nor myst-nb describe or translate a figure.
-* :func:`kernel_setup` (via ``KERNEL_ARGS``), :func:`graph_scraper`: 2x figures that
-  keep a drawing's description and drop its baked legend;
-* :class:`GraphFigures`: alt text in the page's language (:func:`describe_in`), a
-  legend, a link to the full size (``figures.css``).
 """
 
 from __future__ import annotations
@@ -71,10 +69,8 @@ def describe_in(language: str, description: str) -> str:
     for i, sentence in enumerate(sentences):
         sentence += "" if i == len(sentences) - 1 else "."
         for pattern, replacement in SENTENCES_ZH:
-            match = re.fullmatch(pattern, sentence)
-            if match:
-                text = match.expand(replacement)
-                out.append(text.replace(", ", "、"))
+            if match := re.fullmatch(pattern, sentence):
+                out.append(match.expand(replacement).replace(", ", "、"))
                 break
         else:
             raise ValueError(f"no translation for the sentence {sentence!r}")
@@ -86,8 +82,7 @@ def _graph_description(fig: Any) -> str | None:
     for ax in fig.axes:
         label = ax.get_label()
         if DESCRIPTION.match(label):
-            legend = ax.get_legend()
-            if legend is not None:
+            if (legend := ax.get_legend()) is not None:
                 legend.remove()
             if len(fig.axes) == 1 and tuple(ax.get_position().intervalx) == (0, 1):
                 _trim(fig, ax)
@@ -105,8 +100,7 @@ def _trim(fig: Any, ax: Any) -> None:
     )
     (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
     inch = (x1 - x0) / fig.get_size_inches()[0]  # data units per inch
-    pad = 0.2 * inch
-    left, right = max(x0, left - pad), min(x1, right + pad)
+    left, right = max(x0, left - 0.2 * inch), min(x1, right + 0.2 * inch)
     fig.set_size_inches((right - left) / inch, (y1 - y0) / inch)
     ax.set_position((0.0, 0.0, 1.0, 1.0))
     ax.set_xlim(left, right)
@@ -147,8 +141,7 @@ def _png_2x(fig: Any) -> tuple[bytes, dict[str, int]]:
     """A figure as a PNG at twice its dpi, to show at half its pixel size."""
     from PIL import Image
 
-    description = _graph_description(fig)
-    out = io.BytesIO()
+    description, out = _graph_description(fig), io.BytesIO()
     fig.savefig(
         out,
         format="png",
@@ -214,9 +207,7 @@ class GraphFigures(SphinxTransform):
     def _after(self, node: nodes.Element, language: str, description: str) -> None:
         """Put the legend right after the picture."""
         words = LEGEND[language]
-        kinds = ["root", "node", "leaf"] + (
-            ["group"] if "Modules: " in description else []
-        )
+        kinds = ["root", "node", "leaf", "group"][: 3 + ("Modules: " in description)]
         line = nodes.paragraph("", "", classes=["graph-legend"])
         for kind in kinds:
             key = nodes.inline("", "", classes=["graph-key", f"graph-key-{kind}"])

@@ -40,11 +40,10 @@ def unchanged(stamp: Path, current: str) -> bool:
 def invalidate(app: Sphinx, config: Config) -> None:
     """New torch, package, pin or conf.py: re-execute; new extension: re-read."""
     srcdir = Path(app.srcdir)
-    root = srcdir.parent
-    cache = Path(config.nb_execution_cache_path)
+    root, cache = srcdir.parent, Path(config.nb_execution_cache_path)
     executed = [*sorted((root / "src").rglob("*.py")), root / "constraints.txt"]
     executed.append(srcdir / "conf.py")
-    shaping = [*sorted((srcdir / "_ext").glob("*.py"))]
+    shaping = sorted((srcdir / "_ext").glob("*.py"))
     shaping += sorted((srcdir / "_templates").glob("*.html"))
     for folder in config.locale_dirs:
         for domain in ("sphinx", "booktheme"):
@@ -71,8 +70,7 @@ def invalidate(app: Sphinx, config: Config) -> None:
 
 def prune_removed(app: Sphinx, config: Config) -> None:
     """Delete the generated files of removed gallery scripts (sphinx-gallery won't)."""
-    srcdir = Path(app.srcdir)
-    conf = config.sphinx_gallery_conf
+    srcdir, conf = Path(app.srcdir), config.sphinx_gallery_conf
     for examples, gallery in zip(
         conf["examples_dirs"], conf["gallery_dirs"], strict=True
     ):

@@ -10,16 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from myst_nb.core.read import is_myst_markdown_notebook
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util.parallel import make_chunks
 
-MARKER = "file_format: mystnb"  # front matter of a page myst-nb executes
-
 
 def executes(source: Path) -> bool:
     """Whether myst-nb executes the page ``source`` when it is read."""
-    return source.suffix == ".md" and MARKER in source.read_text("utf-8")[:500]
+    return source.suffix == ".md" and is_myst_markdown_notebook(
+        source.read_text("utf-8")
+    )
 
 
 def deal(docnames: list[str], executed: set[str], nproc: int) -> list[str]:

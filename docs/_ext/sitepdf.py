@@ -1,8 +1,6 @@
-"""Link the whole-site PDFs of ``docs/pdf.py``, only in a ``-D site_pdf=1`` build.
-
-:func:`whole_site_button` (``html-page-context``): the header's PDF entry;
-``{sitepdf}`English <en>``` links an edition's PDF from the text. Without ``site_pdf``,
-neither links: no dead link.
+"""Link the whole-site PDFs of ``docs/pdf.py``, only in a ``-D site_pdf=1`` build:
+the header's entry (:func:`whole_site_button`, ``html-page-context``) and the
+``{sitepdf}`English <en>``` role. No dead link.
 """
 
 from __future__ import annotations
@@ -11,9 +9,9 @@ import re
 from typing import Any
 
 from docutils import nodes
-from docutils.parsers.rst.states import Inliner
 from sphinx.application import Sphinx
 from sphinx.locale import get_translation
+from sphinx.util.docutils import SphinxRole
 
 EDITIONS = ("en", "zh_CN")
 PROJECT = "autograd-notes"
@@ -48,35 +46,29 @@ def whole_site_button(
             ]
 
 
-def sitepdf_role(
-    name: str,
-    rawtext: str,
-    text: str,
-    lineno: int,
-    inliner: Inliner,
-    options: dict[str, Any] | None = None,
-    content: list[str] | None = None,
-) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+class SitePdfRole(SphinxRole):
     """``{sitepdf}`text <edition>```: a link to that edition's PDF."""
-    match = ROLE.match(text)
-    if match is None or match["edition"] not in EDITIONS:
-        message = inliner.reporter.error(
-            f"sitepdf: expected `text <edition>` with an edition of {EDITIONS}: "
-            f"{text!r}",
-            line=lineno,
-        )
-        return [inliner.problematic(rawtext, rawtext, message)], [message]
-    env = inliner.document.settings.env
-    if not env.config.site_pdf:  # no PDF is printed: the text, unlinked
-        return [nodes.inline(rawtext, match["text"])], []
-    uri = "../" * env.docname.count("/") + pdf_path(match["edition"])
-    node = nodes.reference(rawtext, match["text"], refuri=uri, internal=False)
-    node["classes"].append("sitepdf")
-    return [node], []
+
+    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+        match = ROLE.match(self.text)
+        if match is None or match["edition"] not in EDITIONS:
+            message = self.inliner.reporter.error(
+                f"sitepdf: expected `text <edition>` with an edition of {EDITIONS}: "
+                f"{self.text!r}",
+                line=self.lineno,
+            )
+            problem = self.inliner.problematic(self.rawtext, self.rawtext, message)
+            return [problem], [message]
+        if not self.config.site_pdf:  # no PDF is printed: the text, unlinked
+            return [nodes.inline(self.rawtext, match["text"])], []
+        uri = "../" * self.env.docname.count("/") + pdf_path(match["edition"])
+        node = nodes.reference(self.rawtext, match["text"], refuri=uri, internal=False)
+        node["classes"].append("sitepdf")
+        return [node], []
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("html-page-context", whole_site_button, priority=502)  # after theme
-    app.add_role("sitepdf", sitepdf_role)
+    app.add_role("sitepdf", SitePdfRole())
     app.add_config_value("site_pdf", False, "env", types=[bool])  # the role reads it
     return {"parallel_read_safe": True, "parallel_write_safe": True}

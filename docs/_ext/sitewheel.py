@@ -1,12 +1,11 @@
 """Publish the package's wheel with the site, and say how to install it.
 
-``autograd_notes`` is not on PyPI: :func:`publish_wheel` (``build-finished``)
-builds this checkout's wheel (hatchling, offline, reproducible) into each
-edition's ``_static/wheels/``, where every download installs it from
-(:func:`wheel_url`: ``html_baseurl``; on Read the Docs the English project of
-the version, :func:`on_read_the_docs` and :func:`check_baseurl` at
-``config-inited``); :func:`fill_url` (``doctree-resolved``) puts that URL for
-``{wheel_url}`` in a page's code. No Sphinx extension publishes a wheel.
+``autograd_notes`` is not on PyPI: :func:`publish_wheel` (``build-finished``) puts
+this checkout's wheel (hatchling, offline) in each edition's ``_static/wheels/``,
+which every download installs from (``html_baseurl``; at ``config-inited``
+:func:`on_read_the_docs`, :func:`check_baseurl`); :func:`fill_url`
+(``doctree-resolved``) writes that URL for ``{wheel_url}`` in code.
+No Sphinx extension publishes a wheel.
 """
 
 from __future__ import annotations
@@ -25,8 +24,7 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 DISTRIBUTION = "autograd-notes"
-WHEELS = "_static/wheels"
-"""Where each edition publishes the wheel, relative to its root."""
+WHEELS = "_static/wheels"  # from each edition's root
 
 
 def root(app: Sphinx) -> Path:
@@ -45,12 +43,11 @@ def wheel_url(app: Sphinx) -> str:
 
 
 def requirement(app: Sphinx, extras: str = "") -> str:
-    """``autograd-notes[extras] @ <url>``: pip's form for a wheel at a URL."""
+    """``autograd-notes[extras] @ <url>``."""
     return f"{DISTRIBUTION}{extras} @ {wheel_url(app)}"
 
 
 def build_wheel(source: Path, directory: Path) -> Path:
-    """Build the wheel of ``source`` into ``directory``, offline."""
     from hatchling.builders.wheel import WheelBuilder
 
     builder = WheelBuilder(str(source))
@@ -81,8 +78,7 @@ PLACEHOLDER = "{wheel_url}"
 
 
 def fill_url(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    """``{wheel_url}`` in a code block becomes the URL as the page is written
-    (a cached doctree would keep the URL of another ``html_baseurl``)."""
+    """``{wheel_url}`` in code becomes the URL as the page is written, not read."""
     for block in doctree.findall(nodes.literal_block):
         for text in list(block.findall(nodes.Text)):
             if PLACEHOLDER in text:
@@ -93,8 +89,8 @@ def fill_url(app: Sphinx, doctree: nodes.document, docname: str) -> None:
 
 
 def on_read_the_docs(app: Sphinx, config: Any) -> None:
-    """On Read the Docs (unless ``-D html_baseurl``), the English project's
-    address of the version built: it publishes the wheel both editions install."""
+    """On Read the Docs (unless ``-D html_baseurl``), the English project's address:
+    it publishes the wheel both editions install."""
     canonical = os.environ.get("READTHEDOCS_CANONICAL_URL", "")
     overridden = "html_baseurl" in config.overrides  # -D html_baseurl=...
     if canonical and not overridden:

@@ -1,16 +1,15 @@
 """PyTorch names link to PyTorch's docs; sphinx-codeautolink only links code blocks.
 
-* :func:`read_names` (``builder-inited``): ``codeautolink_inventory_map``, each
-  object's own name -> the documented one;
-* :func:`missing_reference` (``missing-reference``): one intersphinx missed;
-* :class:`ProseCodeLinks`: an inline code span naming a PyTorch object links to it;
-* :func:`configure` (``config-inited``), :func:`pycon`, :func:`skip_tutorials`
-  (``doctree-read``), :func:`picklable_config` (``builder-inited``): set up
-  extensions ``sphinx_codeautolink`` and ``intersphinx``.
+Sets up ``intersphinx`` and ``sphinx_codeautolink`` (:func:`configure` at
+``config-inited``, :func:`read_names` and :func:`picklable_config` at
+``builder-inited``, :func:`skip_tutorials` at ``doctree-read``), resolves what
+intersphinx misses (:func:`missing_reference`, ``missing-reference``) and links
+inline code naming a torch object (:class:`ProseCodeLinks`).
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from typing import Any
@@ -35,10 +34,8 @@ def canonical_name(dotted: str) -> str | None:
     parts = dotted.split(".")
     if parts[0] != "torch":
         return None
-    obj: Any = torch
     try:
-        for part in parts[1:]:
-            obj = getattr(obj, part)
+        obj = functools.reduce(getattr, parts[1:], torch)
     except AttributeError:
         return None
     if inspect.ismodule(obj):
@@ -50,7 +47,6 @@ def canonical_name(dotted: str) -> str | None:
 
 ALIASES = {"nn": "torch.nn", "F": "torch.nn.functional", "Tensor": "torch.Tensor"}
 SPAN = re.compile(r"((?:torch|nn|F|Tensor)(?:\.\w+)+)(?:\(.*\))?", re.DOTALL)
-
 
 # {name: (documented name, uri)}, under inventory and under torch's own names.
 NAMES: dict[str, tuple[str, str]] = {}
@@ -100,12 +96,10 @@ def missing_reference(
     return _link(found, contnode) if found else None
 
 
-def _link(
-    found: tuple[str, str], child: nodes.Node, **attributes: Any
-) -> nodes.reference:
+def _link(found: tuple[str, str], child: nodes.Node, **kw: Any) -> nodes.reference:
     name, uri = found
     return nodes.reference(
-        "", "", child, internal=False, refuri=uri, reftitle=name, **attributes
+        "", "", child, internal=False, refuri=uri, reftitle=name, **kw
     )
 
 
@@ -137,16 +131,9 @@ class ProseCodeLinks(SphinxPostTransform):
             )
 
 
-# codeautolink reads the examples before Sphinx trims their doctest flags.
-BLOCKS = {"pycon": "torchlinks.pycon"}
-CODEAUTOLINK = {
-    "codeautolink_concat_default": True,  # a cell sees the imports above it
-    "codeautolink_global_preface": "import torch",  # as the docstrings' doctests
-}
-
-
 def pycon(source: str) -> tuple[str, str]:
-    """A ``>>>`` example as the page shows it: without doctest flags."""
+    """A ``>>>`` example as the page shows it: codeautolink reads it before Sphinx
+    trims its doctest flags."""
     source = doctest.doctestopt_re.sub("", doctest.blankline_re.sub("", source))
     return clean_pycon(source)
 
@@ -159,15 +146,14 @@ def skip_tutorials(app: Sphinx, doctree: nodes.document) -> None:
 
 
 def configure(app: Sphinx, config: Any) -> None:
-    """codeautolink's settings (:data:`CODEAUTOLINK`) and blocks."""
-    for name, value in CODEAUTOLINK.items():
-        setattr(config, name, value)
+    config.codeautolink_concat_default = True  # a cell sees the imports above it
+    config.codeautolink_global_preface = "import torch"  # as the doctests
     picklable_config(app)
 
 
 def picklable_config(app: Sphinx, *args: Any) -> None:
     """A fresh dict: codeautolink imports the functions into the config's one."""
-    app.config.codeautolink_custom_blocks = dict(BLOCKS)
+    app.config.codeautolink_custom_blocks = {"pycon": "torchlinks.pycon"}
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

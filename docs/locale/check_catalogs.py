@@ -9,6 +9,7 @@ sphinx-intl's ``stat`` only counts untranslated and fuzzy messages.
 from __future__ import annotations
 
 import csv
+import io
 import re
 import sys
 import unicodedata
@@ -120,10 +121,10 @@ def _opens(before: str, after: str) -> bool:
 
 
 def _emphasis_parses(text: str, start: int, end: int, run: int) -> bool:
-    """Whether CommonMark reads text[start:end] as emphasis."""
-    before, after = text[start - 1 : start], text[end : end + 1]
-    first, last = text[start + run], text[end - run - 1]
-    return _opens(before, first) and _opens(after, last)  # right-flanking: mirror
+    """Whether CommonMark reads text[start:end] as emphasis (closing: mirrored)."""
+    return _opens(text[start - 1 : start], text[start + run]) and _opens(
+        text[end : end + 1], text[end - run - 1]
+    )
 
 
 PAIRS = dict(zip("“‘（《「『【〔［(", "”’）》」』】〕］)", strict=True))
@@ -328,8 +329,7 @@ def problems(
 
 
 def _read(path: Path) -> Catalog:
-    with path.open("rb") as f:
-        return read_po(f)
+    return read_po(io.BytesIO(path.read_bytes()))
 
 
 def _name(path: Path) -> Path:
@@ -337,18 +337,14 @@ def _name(path: Path) -> Path:
 
 
 def check(paths: list[Path]) -> list[str]:
-    terms = load_terms()
-    report = []
+    terms, report = load_terms(), []
     for path in paths:
         catalog = _read(path)
-        name, syntax = _name(path), catalog_syntax(catalog)
-        for message in catalog:
-            if not message.id:
-                continue
-            msgid, msgstr = str(message.id), str(message.string or "")
-            issues = ["fuzzy (outdated)"] if message.fuzzy else []
-            issues += problems(msgid, msgstr, terms, syntax)
-            report += [f"{name}: {msgid[:70]!r}: {issue}" for issue in issues]
+        syntax = catalog_syntax(catalog)
+        for m in (m for m in catalog if m.id):
+            issues = ["fuzzy (outdated)"] if m.fuzzy else []
+            issues += problems(str(m.id), str(m.string or ""), terms, syntax)
+            report += [f"{_name(path)}: {str(m.id)[:70]!r}: {i}" for i in issues]
     return report
 
 
@@ -367,9 +363,8 @@ def fix(paths: list[Path]) -> dict[Path, int]:
     """:func:`fix_spacing` on each catalog; the number of messages it changed."""
     changed = {}
     for path in paths:
-        catalog = _read(path)
+        catalog, count = _read(path), 0
         syntax = catalog_syntax(catalog)
-        count = 0
         for message in catalog:
             if message.id and isinstance(message.string, str) and message.string:
                 fixed = fix_spacing(message.string, syntax)

@@ -338,7 +338,7 @@ def test_every_page_links_the_pdfs(edition: str):
             assert path.read_bytes() == pdf.outputs(name)[0].read_bytes()
     index = site_pages(edition)[0].soup
     names = {str(a["href"]).rsplit("/", 1)[-1] for a in index.select("a.sitepdf")}
-    assert names == {pdf.pdf_name(e) for e in EDITIONS}, names
+    assert names == {pdf.outputs(e)[0].name for e in EDITIONS}, names
 
 
 def test_no_launch_bar(edition: str):
