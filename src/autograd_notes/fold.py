@@ -25,8 +25,9 @@ from autograd_notes.saved import saved_shapes
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.walk import LEAF, Graph, gc_paused
 
-# A signature: per node, its kind, its inputs, its saved shapes.
-_Signature = tuple[tuple[str, tuple[int | None, ...], tuple[object, ...]], ...]
+# A signature: the kinds of a call's nodes, in the order made; each one's
+# inputs (their positions, None outside the call); each one's saved shapes.
+_Signature = tuple[list[str], list[tuple[int | None, ...]], list[tuple[object, ...]]]
 
 
 class Fold(NamedTuple):
@@ -77,14 +78,15 @@ def find_folds(
 
     def signature(members: list[int]) -> _Signature:
         members.sort(key=lambda i: nodes[i]._sequence_nr())
-        position = {k: p for p, k in enumerate(members)}
-        return tuple(
-            (
-                kinds[i],
-                tuple(map(position.get, inputs[starts[i] : starts[i + 1]])),
-                saved_shapes(nodes[i]),
-            )
-            for i in members
+        position = dict(zip(members, range(len(members)), strict=True))
+        made = [nodes[i] for i in members]
+        return (
+            [kinds[i] for i in members],
+            [
+                tuple(map(position.get, inputs[starts[i] : starts[i + 1]]))
+                for i in members
+            ],
+            list(map(saved_shapes, made)),
         )
 
     folds: list[Fold] = []

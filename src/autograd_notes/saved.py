@@ -183,9 +183,9 @@ def saved_shapes(node: Node) -> tuple[object, ...]:
         except RuntimeError:
             found.append(_FREED)
             continue
-        for item in raw if isinstance(raw, list | tuple) else (raw,):
+        for item in raw if type(raw) in (list, tuple) else (raw,):
             data = getattr(item, "data", None)
-            if not isinstance(data, torch.Tensor):
+            if type(data) is not torch.Tensor and not isinstance(data, torch.Tensor):
                 found.append(None)
                 continue
             try:

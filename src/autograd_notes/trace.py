@@ -241,10 +241,16 @@ class ModuleTrace:
         expected = "a sequence of torch.autograd.graph.Node (grad_fn)"
         if isinstance(nodes, str) or not isinstance(nodes, Sequence):
             raise TypeError(arg_error(func, "nodes", expected, type_name(nodes)))
+        leaves: set[type] = set()  # the node classes seen, and the leaf class
+        classes: set[type] = set()
         for node in nodes:
-            if not isinstance(node, Node):
-                actual = f"one item {type_name(node)}"
-                raise TypeError(arg_error(func, "nodes", expected, actual))
+            if type(node) not in classes:  # isinstance(node, Node) is slow (ABC)
+                if not isinstance(node, Node):
+                    actual = f"one item {type_name(node)}"
+                    raise TypeError(arg_error(func, "nodes", expected, actual))
+                classes.add(type(node))
+                if type(node).__name__ == LEAF:
+                    leaves.add(type(node))
         _, tables, only = self._current()
         offsets: dict[int, int] = {}
         total = 0
@@ -259,7 +265,7 @@ class ModuleTrace:
             if members is not None:
                 thread = members.get(node, -1)
                 table, offset = tables.get(thread), offsets.get(thread, 0)
-            if table is None or type(node).__name__ == LEAF:
+            if table is None or type(node) in leaves:
                 append(-1)
                 continue
             firsts, ends, _, parents = table
