@@ -253,7 +253,11 @@ class _Loop(torch.nn.Module):
 
 
 def grouping_by_module(steps: int = 200_000) -> None:
-    """depth=1 against depth=None on a model that loops in its forward."""
+    """depth=1 against depth=None on a model that loops in its forward.
+
+    Unfolded (``fold=False``): folded, both are one entry per fold
+    (``bench_fold.py`` measures folding).
+    """
     model = _Loop(steps)
     with track_modules(model) as trace:
         root = model(torch.ones(2)).sum()
@@ -263,9 +267,11 @@ def grouping_by_module(steps: int = 200_000) -> None:
     )
     print(f"  {'':14}  {'depth=None':>10}  {'depth=1':>8}  {'ratio':>6}   target <= 2x")
     for func in (format_graph, to_dot):
-        plain, _ = median_seconds(lambda f=func: f(root, modules=trace), repeats=3)
+        plain, _ = median_seconds(
+            lambda f=func: f(root, modules=trace, fold=False), repeats=3
+        )
         grouped, _ = median_seconds(
-            lambda f=func: f(root, modules=trace, depth=1), repeats=3
+            lambda f=func: f(root, modules=trace, depth=1, fold=False), repeats=3
         )
         ratio = grouped / plain
         print(

@@ -9,7 +9,9 @@ One idea per module:
 * :mod:`autograd_notes.text`, :mod:`autograd_notes.dot` and
   :mod:`autograd_notes.drawing` print, export (Graphviz DOT) and draw the
   graph: three renderers of one view of it (``autograd_notes.view``,
-  which collapses long chains and groups nodes by module);
+  which collapses long chains, groups nodes by module and folds repeated
+  module calls, ``autograd_notes.fold``; ``autograd_notes.marks`` marks
+  custom ``Function`` and double-backward nodes);
 * ``autograd_notes.saved`` reads what a node saved for backward without
   running user code, and ``autograd_notes.labels`` says how tensors and
   their names read in every output;

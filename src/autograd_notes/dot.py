@@ -105,6 +105,7 @@ def _dot_lines(
     collapse: bool,
     modules: ModuleTrace | None,
     depth: int | None,
+    fold: bool,
 ) -> list[str]:
     lines = list(_DOT_HEADER)
     emit = lines.append
@@ -114,7 +115,7 @@ def _dot_lines(
         emit("}")
         return lines
 
-    view = build_view(node, index, collapse, modules, depth)
+    view = build_view(node, index, collapse, modules, depth, fold)
     nodes, kinds, sizes = view.graph.nodes, view.kinds, view.sizes
     outputs = index.outputs
     simple = not view.members and modules is None
@@ -129,7 +130,7 @@ def _dot_lines(
         style = ""
         if label is None and lone and kind == LEAF:
             label, style = _leaf_label(fn, index, tails), _DOT_LEAF
-        elif label is None and lone and shows_only_kind(kind):
+        elif label is None and lone and shows_only_kind(view, fn, kind):
             label = quick[kind] = _dot_escape(kind)
         elif label is None:
             parts = entry_parts(view, e, index, False)
@@ -164,6 +165,7 @@ def to_dot(
     collapse: bool = True,
     modules: ModuleTrace | None = None,
     depth: int | None = None,
+    fold: bool = True,
 ) -> str:
     """Write the backward graph behind ``root`` as Graphviz DOT source text.
 
@@ -174,7 +176,7 @@ def to_dot(
     ----------
     root : torch.Tensor or torch.autograd.graph.Node
         The tensor (its ``grad_fn`` is the root of the graph) or a node.
-    names, show_saved, collapse, modules, depth
+    names, show_saved, collapse, modules, depth, fold
         As for :func:`.format_graph`.
 
     Returns
@@ -184,8 +186,8 @@ def to_dot(
         of :func:`.format_graph`, so the text is the same on every run.
         Edges point from a node to its inputs, the way gradients flow. The
         root is an amber box, backward nodes blue rounded boxes, leaves green
-        ellipses with the leaf's name, shape and dtype, module groups purple
-        boxes. Every label is escaped: no name can break the DOT syntax.
+        ellipses with the leaf's name, shape and dtype, module groups and
+        folds purple boxes. Every label is escaped: no name can break the DOT syntax.
 
     Raises
     ------
@@ -207,10 +209,10 @@ def to_dot(
     }
     """
     node, index = check_args(
-        "to_dot", root, names, show_saved, collapse, modules, depth
+        "to_dot", root, names, show_saved, collapse, modules, depth, fold
     )
     return "\n".join(
-        _dot_lines(root, node, index, show_saved, collapse, modules, depth)
+        _dot_lines(root, node, index, show_saved, collapse, modules, depth, fold)
     )
 
 
@@ -226,6 +228,7 @@ def render_dot(
     modules: ModuleTrace | None = None,
     depth: int | None = None,
     max_nodes: int = _MAX_RENDER_NODES,
+    fold: bool = True,
 ) -> Path:
     """Render the backward graph behind ``root`` to an image file.
 
@@ -242,7 +245,7 @@ def render_dot(
     format : str, default "svg"
         A Graphviz output format, lower case, such as ``"svg"``, ``"png"``
         or ``"pdf"``.
-    names, show_saved, collapse, modules, depth
+    names, show_saved, collapse, modules, depth, fold
         As for :func:`.format_graph`.
     max_nodes : int, default 2000
         Refuse graphs with more entries than this (after collapsing and
@@ -284,7 +287,9 @@ def render_dot(
     'graph.svg'
     """
     func = "render_dot"
-    node, index = check_args(func, root, names, show_saved, collapse, modules, depth)
+    node, index = check_args(
+        func, root, names, show_saved, collapse, modules, depth, fold
+    )
     path = _check_filename(filename, func)
     if not isinstance(format, str):
         raise TypeError(arg_error(func, "format", "a str", type_name(format)))
@@ -311,7 +316,7 @@ def render_dot(
     if writable and format not in writable:
         expected = f"a format this Graphviz writes ({', '.join(sorted(writable))})"
         raise ValueError(arg_error(func, "format", expected, repr(format)))
-    lines = _dot_lines(root, node, index, show_saved, collapse, modules, depth)
+    lines = _dot_lines(root, node, index, show_saved, collapse, modules, depth, fold)
     entries = sum(1 for line in lines if " [label=" in line)
     if entries > max_nodes:
         advice = (

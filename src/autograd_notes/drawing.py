@@ -61,6 +61,7 @@ def _draw_items(
     collapse: bool,
     modules: ModuleTrace | None,
     depth: int | None,
+    fold: bool,
 ) -> tuple[list[str], list[str], list[list[int]]]:
     """Label, style (root, node, leaf, group) and inputs of each entry."""
     if node is None:
@@ -69,7 +70,7 @@ def _draw_items(
         if not root.requires_grad:
             label += "\n(no graph)"
         return [label], ["leaf"], [[]]
-    view = build_view(node, names, collapse, modules, depth)
+    view = build_view(node, names, collapse, modules, depth, fold)
     count = len(view.first)
     if count > _MAX_DRAW_NODES:
         what = "entries after collapsing" if collapse else "nodes"
@@ -157,6 +158,7 @@ def draw_graph(
     collapse: bool = True,
     modules: ModuleTrace | None = None,
     depth: int | None = None,
+    fold: bool = True,
 ) -> Figure:
     """Draw the backward graph behind ``root`` with matplotlib.
 
@@ -170,9 +172,9 @@ def draw_graph(
     ----------
     root : torch.Tensor or torch.autograd.graph.Node
         What to draw, as for :func:`autograd_notes.format_graph`.
-    names, show_saved, collapse, modules, depth
+    names, show_saved, collapse, modules, depth, fold
         As for :func:`autograd_notes.format_graph`: a collapsed run is one
-        box ``MulBackward0 ×1,000``, a module group one purple box.
+        box ``MulBackward0 ×1,000``, a module group or a fold one purple box.
     ax : matplotlib.axes.Axes, optional
         Axes to draw into: 2-D, with linear scales and a nonzero size. By
         default a new figure is made with ``pyplot``, sized to the graph, on
@@ -216,7 +218,7 @@ def draw_graph(
     >>> plt.close(fig)
     """
     node, names_index = check_args(
-        "draw_graph", root, names, show_saved, collapse, modules, depth
+        "draw_graph", root, names, show_saved, collapse, modules, depth, fold
     )
     try:
         import matplotlib.pyplot as plt
@@ -233,7 +235,7 @@ def draw_graph(
     if ax is not None:
         _check_ax(ax, Axes)
     labels, styles, children = _draw_items(
-        root, node, names_index, show_saved, collapse, modules, depth
+        root, node, names_index, show_saved, collapse, modules, depth, fold
     )
     layers = _layers(children)
     rows = [layers[r] for r in sorted(layers)]

@@ -156,3 +156,40 @@ def saved_values(node: Node) -> list[tuple[str, str]]:
             text = _FREED
         saved.append((attr, text))
     return saved
+
+
+_RAW_ATTRS: dict[type, tuple[str, ...]] = {}  # node class -> ``_raw_saved_*`` names
+
+
+def saved_shapes(node: Node) -> tuple[object, ...]:
+    """Shape and dtype of each tensor ``node`` saved, read as :func:`saved_values` does.
+
+    Quick and comparable: two calls of one module on inputs of one shape
+    give equal tuples. A value packed by hooks counts as what the pack hook
+    returned (no unpack hook runs); one freed by backward, or none, as None.
+    """
+    kind = type(node)
+    attrs = _RAW_ATTRS.get(kind)
+    if attrs is None:
+        if isinstance(node, BackwardCFunction):
+            attrs = ("_raw_saved_tensors",)
+        else:
+            attrs = tuple(a for a in dir(kind) if a.startswith("_raw_saved_"))
+        _RAW_ATTRS[kind] = attrs
+    found: list[object] = []
+    for attr in attrs:
+        try:
+            raw = getattr(node, attr)
+        except RuntimeError:
+            found.append(_FREED)
+            continue
+        for item in raw if type(raw) in (list, tuple) else (raw,):
+            data = getattr(item, "data", None)
+            if type(data) is not torch.Tensor and not isinstance(data, torch.Tensor):
+                found.append(None)
+                continue
+            try:
+                found.append((data.shape, data.dtype))
+            except RuntimeError:  # a nested tensor has no single shape
+                found.append(("nested", data.dtype))
+    return tuple(found)

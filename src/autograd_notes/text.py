@@ -49,6 +49,7 @@ def format_graph(
     collapse: bool = True,
     modules: ModuleTrace | None = None,
     depth: int | None = None,
+    fold: bool = True,
 ) -> str:
     """Print the backward graph behind ``root`` as an indented tree.
 
@@ -68,26 +69,27 @@ def format_graph(
     show_retained : bool, default False
         Mark named non-leaf tensors that called ``retain_grad()``.
     collapse : bool, default True
-        Print a run of three or more nodes of one kind (and one module, with
-        ``modules``), each the only input of the one before and reached from
-        nowhere else, as one entry ``[a-b] Kind ×count``; ``False``: every node.
+        Print a run of three or more nodes of one kind (and module), each the
+        only input of the one before and reached from nowhere else, as one
+        entry ``[a-b] Kind ×count``; ``False``: every node.
     modules : ModuleTrace, optional
-        From :func:`.track_modules`: mark each node ``[in block.0.mlp]``, the
-        module whose forward made it.
+        From :func:`.track_modules`: mark each node with its module, ``[in fc]``.
     depth : int, optional
-        With ``modules``: show each module at this depth of its dotted path (1
-        for ``block``, 2 for ``block.0``) as one entry listing how many nodes of
-        which kinds it holds. Nodes made outside the model stay.
+        With ``modules``: each module at this depth of its path (1: ``block``, 2:
+        ``block.0``) is one entry, with its nodes' kinds; nodes made outside stay.
+    fold : bool, default True
+        With ``modules``: consecutive calls of one structure are one entry at
+        any depth, ``h.0–h.11 × 12`` (``autograd_notes.fold``); ``False``: not.
 
     Returns
     -------
     str
         One line per entry, no trailing newline, numbered in walk order
-        (:func:`.walk_graph`; grouped by module: order of appearance). One input
-        follows at the same indent, several branch (``├─``/``└─``, up to 64 levels
-        deep); an entry reached again is ``-> [3] AccumulateGrad (see above)``.
-        Unprintable characters in names are escaped (``\\n``); a tensor with no
-        ``grad_fn`` gives one line.
+        (:func:`.walk_graph`; groups and folds ``[0]``, ``[1]``, ... as they
+        appear). One input follows at the same indent, several branch (``├─``,
+        ``└─``, 64 levels deep at most); an entry reached again is ``-> [3]
+        AccumulateGrad (see above)``. Marks: ``autograd_notes.marks``. Names are
+        escaped (``\\n``); a tensor with no ``grad_fn`` gives one line.
 
     Raises
     ------
@@ -116,14 +118,14 @@ def format_graph(
     [1000] AccumulateGrad  leaf tensor, shape (2,), float32, requires_grad=True
     """
     node, index = check_args(
-        "format_graph", root, names, show_saved, collapse, modules, depth
+        "format_graph", root, names, show_saved, collapse, modules, depth, fold
     )
     check_bool(show_retained, "format_graph", "show_retained")
     if node is None:
         assert isinstance(root, torch.Tensor)
         return no_graph_text(root, index)
 
-    view = build_view(node, index, collapse, modules, depth)
+    view = build_view(node, index, collapse, modules, depth, fold)
     lines: list[str] = []
     emit = lines.append
     printed = [False] * len(view.first)

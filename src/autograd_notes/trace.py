@@ -19,9 +19,9 @@ from __future__ import annotations
 import itertools
 import threading
 from bisect import bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch.autograd.graph import Node
@@ -29,7 +29,7 @@ from torch.autograd.graph import Node
 from autograd_notes._checks import arg_error, type_name
 from autograd_notes.walk import LEAF, leaf_of, walk
 
-__all__ = ["ModuleTrace", "track_modules"]
+__all__ = ["Calls", "ModuleTrace", "track_modules"]
 
 # Outermost forwards (per thread) whose input and output nodes a trace keeps:
 # each is a node Python has seen (see walk: a deep graph of seen nodes must be
@@ -133,6 +133,20 @@ def _members(
     return members
 
 
+class Calls(NamedTuple):
+    """Every recorded forward call: one thread's in order of start, then the next's.
+
+    Call ``c`` ran module ``paths[c]`` inside call ``parents[c]`` (-1: an
+    outermost call); it was call number ``call_index[c]`` of that path (from
+    0, threads in order): ``(path, call index)`` names one call on every run.
+    """
+
+    paths: list[str]
+    call_index: list[int]
+    parents: list[int]
+    threads: list[int]
+
+
 class ModuleTrace:
     """Which module's forward made each node, as recorded by :func:`.track_modules`.
 
@@ -140,7 +154,8 @@ class ModuleTrace:
     :func:`.render_dot` or :func:`autograd_notes.draw_graph`. Nodes are
     matched by their sequence number (``node._sequence_nr()``, given in
     order of creation, per thread). ``AccumulateGrad`` nodes belong to the
-    module that owns the parameter.
+    module that owns the parameter. :meth:`calls` lists the forward calls,
+    and :meth:`calls_of` says which call made each node.
 
     Examples
     --------
@@ -183,6 +198,84 @@ class ModuleTrace:
             self._members = (len(anchored), members)
         return members
 
+    def _current(self) -> tuple[int, dict[int, _Table], _Table | None]:
+        count, tables, table = self._tables
+        if count != len(self._records):
+            count, tables, table = self._tables_now()
+        return count, tables, table
+
+    def calls(self) -> Calls:
+        """Every forward call recorded so far (see :class:`Calls`)."""
+        _, tables, _ = self._current()
+        paths: list[str] = []
+        index: list[int] = []
+        parents: list[int] = []
+        threads: list[int] = []
+        seen: dict[str, int] = {}
+        for thread in sorted(tables):
+            _, _, table_paths, table_parents = tables[thread]
+            offset = len(paths)
+            for path, parent in zip(table_paths, table_parents, strict=True):
+                index.append(seen.get(path, 0))
+                seen[path] = index[-1] + 1
+                paths.append(path)
+                parents.append(parent + offset if parent >= 0 else -1)
+                threads.append(thread)
+        return Calls(paths, index, parents, threads)
+
+    def calls_of(self, nodes: Sequence[Node]) -> list[int]:
+        """The innermost call that made each node, as an index into :meth:`calls`.
+
+        -1 for a node made outside every tracked forward, for an
+        ``AccumulateGrad`` node (it belongs to a module, not to a call) and
+        for a node whose thread cannot be told (see :meth:`path_of`).
+
+        >>> model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU())
+        >>> with track_modules(model) as trace:
+        ...     out = model(torch.ones(1, 2)).sum()
+        >>> relu = out.grad_fn.next_functions[0][0]
+        >>> [trace.calls().paths[c] for c in trace.calls_of([relu])]
+        ['1']
+        """
+        func = "ModuleTrace.calls_of"
+        expected = "a sequence of torch.autograd.graph.Node (grad_fn)"
+        if isinstance(nodes, str) or not isinstance(nodes, Sequence):
+            raise TypeError(arg_error(func, "nodes", expected, type_name(nodes)))
+        leaves: set[type] = set()  # the node classes seen, and the leaf class
+        classes: set[type] = set()
+        for node in nodes:
+            if type(node) not in classes:  # isinstance(node, Node) is slow (ABC)
+                if not isinstance(node, Node):
+                    actual = f"one item {type_name(node)}"
+                    raise TypeError(arg_error(func, "nodes", expected, actual))
+                classes.add(type(node))
+                if type(node).__name__ == LEAF:
+                    leaves.add(type(node))
+        _, tables, only = self._current()
+        offsets: dict[int, int] = {}
+        total = 0
+        for thread in sorted(tables):
+            offsets[thread] = total
+            total += len(tables[thread][0])
+        members = self._members_now() if self._threads > 1 else None
+        found: list[int] = []
+        append = found.append
+        for node in nodes:
+            table, offset = only, 0
+            if members is not None:
+                thread = members.get(node, -1)
+                table, offset = tables.get(thread), offsets.get(thread, 0)
+            if table is None or type(node) in leaves:
+                append(-1)
+                continue
+            firsts, ends, _, parents = table
+            seq = node._sequence_nr()
+            i = bisect_right(firsts, seq) - 1
+            while i >= 0 and ends[i] <= seq:
+                i = parents[i]
+            append(i + offset if i >= 0 else -1)
+        return found
+
     def path_of(self, node: Node) -> str | None:
         """The dotted path of the innermost module whose forward made ``node``.
 
@@ -213,9 +306,7 @@ class ModuleTrace:
             leaf = leaf_of(node)
             found = None if leaf is None else self._params.get(id(leaf))
             return None if found is None else found[1]
-        count, tables, table = self._tables
-        if count != len(self._records):
-            count, tables, table = self._tables_now()
+        _, tables, table = self._current()
         if self._threads > 1:
             table = tables.get(self._members_now().get(node, -1))
         if table is None:

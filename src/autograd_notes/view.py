@@ -4,9 +4,11 @@
 (:func:`plain_view`), per run of same-kind nodes (:func:`collapse_runs`,
 ``collapse=True``: a million-step chain is two entries) or per module
 (:func:`group_by_module`, with a :class:`.ModuleTrace` and a ``depth``).
-:func:`entry_parts` says what an entry shows. The text, DOT and drawing
-renderers lay out the same entries with the same numbering, and check their
-shared arguments with :func:`check_args`.
+With a trace, repeated module calls fold into one entry each
+(``autograd_notes.fold``, ``fold=True``). :func:`entry_parts` says what an
+entry shows. The text, DOT and drawing renderers lay out the same entries
+with the same numbering, and check their shared arguments with
+:func:`check_args`.
 """
 
 from __future__ import annotations
@@ -20,13 +22,13 @@ import torch
 from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, check_bool, check_torch, type_name
+from autograd_notes.fold import Fold, find_folds, fold_title
 from autograd_notes.labels import Names, index_names, outputs_text, short_leaf, visible
+from autograd_notes.marks import node_marks, plain_kind, recorded
 from autograd_notes.saved import saved_values
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.walk import LEAF, Graph, as_node, leaf_of, walk
 
-_COMPILED = "CompiledFunctionBackward"
-_COMPILED_NOTE = "torch.compile region: internals hidden"
 # A run of this many same-kind nodes, each the only input of the one before
 # (and, with a module trace, all made by one module), collapses into one entry.
 _MIN_RUN = 3
@@ -37,7 +39,8 @@ class View(NamedTuple):
 
     Entry ``e`` shows ``sizes[e]`` nodes starting at node ``first[e]``: one
     node, a collapsed run (consecutive in walk order) or, where ``group[e]``
-    is a module path, every node of that module (``members[e]``).
+    is a module path or a fold's title, every node of that module or fold
+    (``members[e]``; the fold itself is ``folds[e]``).
     """
 
     graph: Graph
@@ -49,6 +52,9 @@ class View(NamedTuple):
     group: list[str | None]
     members: dict[int, list[int]]
     module_of: list[str | None] | None  # module path of each node, if traced
+    folds: dict[int, Fold]  # entry -> the calls it folds
+    marked: bool  # nodes say their module: traced, no depth
+    anomaly: bool  # anomaly mode recorded the graph: backward-made nodes are known
 
     def inputs_of(self, e: int) -> list[int]:
         return self.inputs[self.starts[e] : self.starts[e + 1]]
@@ -69,6 +75,7 @@ def check_args(
     collapse: object,
     modules: object,
     depth: object,
+    fold: object = True,
 ) -> tuple[Node | None, Names]:
     """Check the arguments every renderer takes; the start node and the names."""
     node = as_node(root, func)
@@ -77,6 +84,7 @@ def check_args(
     if show_saved:
         check_torch(func, " with show_saved=True")
     check_bool(collapse, func, "collapse")
+    check_bool(fold, func, "fold")
     if modules is not None and not isinstance(modules, ModuleTrace):
         expected = "a ModuleTrace (from track_modules()) or None"
         raise TypeError(arg_error(func, "modules", expected, type_name(modules)))
@@ -101,6 +109,7 @@ def build_view(
     collapse: bool,
     modules: ModuleTrace | None,
     depth: int | None,
+    fold: bool = True,
 ) -> View:
     """Walk the graph behind ``root`` and make the view the arguments ask for."""
     graph = walk(root)
@@ -108,33 +117,48 @@ def build_view(
     names_of = {kind: visible(kind.__name__) for kind in set(types)}
     kinds = list(map(names_of.__getitem__, types))  # one str object per kind
     module_of = None if modules is None else [modules.path_of(fn) for fn in graph.nodes]
-    keys = None
+    flags = (module_of is not None and depth is None, recorded(graph.nodes))
+    keys: list[str | int | None] | None = None
     if module_of is not None and depth is not None:  # the module at that depth
         keys = [
             None if not path else ".".join(path.split(".")[:depth])
             for path in module_of
         ]
+    folds: list[Fold] = []
+    runs: list[str | int | None] | None = list(module_of or ()) or None
+    if fold and modules is not None:
+        folds, fold_of = find_folds(graph, kinds, modules, depth)
+    if folds:  # a fold's nodes are one entry (an int key), the rest as before
+        base = keys or [None] * len(fold_of)
+        keys = [base[i] if f < 0 else f for i, f in enumerate(fold_of)]
+        runs = [p if f < 0 else f for p, f in zip(runs or (), fold_of, strict=True)]
     n = len(graph.nodes)
-    # A run never crosses modules: with a trace, its nodes share one path.
-    heads = run_heads(graph, kinds, names, module_of) if collapse else range(n)
+    # A run never crosses modules or folds: with a trace, its nodes share a path.
+    heads = run_heads(graph, kinds, names, runs) if collapse else range(n)
     if keys is not None:
-        return group_by_module(graph, kinds, heads, keys, module_of)
+        return group_by_module(graph, kinds, heads, keys, module_of, folds, flags)
     if len(heads) == n:
-        return plain_view(graph, kinds, module_of)
-    return collapse_runs(graph, kinds, heads, module_of)
+        return plain_view(graph, kinds, module_of, flags)
+    return collapse_runs(graph, kinds, heads, module_of, flags)
 
 
 def plain_view(
-    graph: Graph, kinds: list[str], module_of: list[str | None] | None
+    graph: Graph,
+    kinds: list[str],
+    module_of: list[str | None] | None,
+    flags: tuple[bool, bool],
 ) -> View:
     """One entry per node."""
     n = len(graph.nodes)
     return View(graph, kinds, list(range(n)), [1] * n, graph.starts, graph.inputs,
-                [None] * n, {}, module_of)  # fmt: skip
+                [None] * n, {}, module_of, {}, *flags)  # fmt: skip
 
 
 def run_heads(
-    graph: Graph, kinds: list[str], names: Names, paths: list[str | None] | None
+    graph: Graph,
+    kinds: list[str],
+    names: Names,
+    paths: Sequence[str | int | None] | None,
 ) -> list[int]:
     """The first node of each run of ``_MIN_RUN`` or more, and every other node.
 
@@ -186,6 +210,7 @@ def collapse_runs(
     kinds: list[str],
     heads: Sequence[int],
     module_of: list[str | None] | None,
+    flags: tuple[bool, bool],
 ) -> View:
     """One entry per run: its inputs are those of the run's last node."""
     _, starts, inputs = graph
@@ -197,24 +222,27 @@ def collapse_runs(
         e_inputs.extend(entry[k] for k in inputs[starts[last] : starts[last + 1]])
         e_starts.append(len(e_inputs))
     return View(graph, kinds, list(heads), counts, e_starts, e_inputs,
-                [None] * len(heads), {}, module_of)  # fmt: skip
+                [None] * len(heads), {}, module_of, {}, *flags)  # fmt: skip
 
 
 def group_by_module(
     graph: Graph,
     kinds: list[str],
     heads: Sequence[int],
-    keys: list[str | None],
+    keys: list[str | int | None],
     module_of: list[str | None] | None,
+    folds: list[Fold],
+    flags: tuple[bool, bool],
 ) -> View:
-    """One entry per module key; runs made outside the model stay entries.
+    """One entry per key: a module path, or a fold's number; runs without a key stay.
 
     Links between entries are kept once each, and a module's links to itself
     are dropped.
     """
     _, starts, inputs = graph
     counts, entry = _runs(heads, len(graph.nodes))
-    slot: dict[str, int] = {}
+    slot: dict[str | int, int] = {}
+    shown: dict[int, Fold] = {}
     first: list[int] = []
     count: list[int] = []
     group: list[str | None] = []
@@ -233,7 +261,9 @@ def group_by_module(
             g = slot[key] = len(first)
             first.append(head)
             count.append(0)
-            group.append(key)
+            if isinstance(key, int):
+                shown[g] = folds[key]
+            group.append(key if isinstance(key, str) else fold_title(folds[key]))
             members[g] = []
         final[e] = g
         count[g] += counts[e]
@@ -254,7 +284,7 @@ def group_by_module(
         g_inputs.extend(targets)
         g_starts.append(len(g_inputs))
     return View(graph, kinds, first, count, g_starts, g_inputs, group, members,
-                module_of)  # fmt: skip
+                module_of, shown, *flags)  # fmt: skip
 
 
 def group_summary(view: View, e: int) -> str:
@@ -272,11 +302,33 @@ def group_summary(view: View, e: int) -> str:
     return f"module: {total:,} {noun}, " + ", ".join(shown)
 
 
+def fold_summary(view: View, fold: Fold) -> str:
+    """``fold: calls 1–499 of cell, 14 nodes each, MulBackward0 ×5, ...``."""
+    calls = len(fold.calls)
+    if fold.paths[0] == fold.paths[-1]:
+        path = fold.paths[0] or "the model"
+        what = f"calls {fold.call_index[0]:,}–{fold.call_index[-1]:,} of {path}"
+    else:
+        what = f"{calls:,} calls"
+    found = Counter(view.kinds[i] for i in fold.nodes[0])
+    shown = [k if t == 1 else f"{k} ×{t:,}" for k, t in found.most_common(3)]
+    if len(found) > 3:
+        more = len(found) - 3
+        shown.append(f"{more} more kind" + ("" if more == 1 else "s"))
+    per = len(fold.nodes[0])
+    each = f"{per:,} node" + ("" if per == 1 else "s")
+    text = f"fold: {what}, {each} each, " + ", ".join(shown)
+    leaves = len(fold.leaves)
+    if leaves:
+        text += f"; {leaves:,} " + ("leaf" if leaves == 1 else "leaves")
+    return visible(text)
+
+
 class Parts(NamedTuple):
     """What an entry says: ``title`` always, the rest where it applies."""
 
-    title: str  # "MulBackward0", "MulBackward0 ×3" or a module path
-    note: str  # the torch.compile note, or a module group's summary
+    title: str  # "MulBackward0", "MulBackward0 ×3", a module path or a fold
+    note: str  # marks (marks.py), or a module group's or a fold's summary
     leaf: torch.Tensor | None  # the leaf of an AccumulateGrad node
     outputs: str  # "grad_fn of y"
     module: str  # "in block.0.mlp", with modules= and no depth
@@ -285,6 +337,9 @@ class Parts(NamedTuple):
 def entry_parts(view: View, e: int, names: Names, show_retained: bool) -> Parts:
     """What entry ``e`` of ``view`` shows."""
     group = view.group[e]
+    fold = view.folds.get(e)
+    if fold is not None:
+        return Parts(visible(group or ""), fold_summary(view, fold), None, "", "")
     if group is not None:
         return Parts(visible(group), group_summary(view, e), None, "", "")
     i = view.first[e]
@@ -292,11 +347,11 @@ def entry_parts(view: View, e: int, names: Names, show_retained: bool) -> Parts:
     count = view.sizes[e]
     title = kind if count == 1 else f"{kind} ×{count:,}"
     fn = view.graph.nodes[i]
-    note = _COMPILED_NOTE if kind == _COMPILED else ""
+    note = "; ".join(node_marks(fn, kind, view.anomaly))
     leaf = leaf_of(fn) if kind == LEAF else None
     outputs = outputs_text(fn, names, show_retained)
     module = ""
-    if view.module_of is not None and not view.members:
+    if view.module_of is not None and view.marked:
         path = view.module_of[i]
         if path is not None:
             module = f"in {visible(path) or 'the model'}"
@@ -324,9 +379,9 @@ def saved_lines(view: View, e: int, show_saved: bool) -> list[str]:
     return [f"{a}: {text}" for a, text in saved_values(view.graph.nodes[view.first[e]])]
 
 
-def shows_only_kind(kind: str) -> bool:
-    """Whether a lone, unnamed node of ``kind`` shows its kind and nothing else.
+def shows_only_kind(view: View, node: Node, kind: str) -> bool:
+    """Whether a lone, unnamed ``node`` of ``kind`` shows its kind and nothing else.
 
-    Not a leaf (it shows the leaf), not a ``torch.compile`` region (a note).
+    Not a leaf (it shows the leaf), nor a node with a mark (``marks``).
     """
-    return kind not in (LEAF, _COMPILED)
+    return plain_kind(node, kind) and not view.anomaly

@@ -24,7 +24,8 @@ import functools
 import gc
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple, TypeVar, cast
 
 import torch
@@ -296,3 +297,16 @@ def free_graph(tensor: torch.Tensor) -> int:
     if tensor._is_view():  # cannot be detached in place: freed once dropped
         return _release.free_now(lambda: None, nodes)
     return _release.free_now(tensor.detach_, nodes)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No automatic ``gc`` collection inside, as during a long walk (``_Walks``).
+
+    For reading a million nodes, which makes a million short-lived objects.
+    """
+    _walks.enter()
+    try:
+        yield
+    finally:
+        _walks.leave()

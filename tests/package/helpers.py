@@ -10,6 +10,8 @@ from typing import Any, ClassVar
 import matplotlib.pyplot as plt
 import torch
 
+from autograd_notes import ModuleTrace, track_modules
+
 CHAIN = 1_000_000  # steps of the million-node chain
 # format_graph of the `abab` fixture, with its names.
 ABAB_TREE = """\
@@ -190,3 +192,85 @@ def docstrings(module: Any) -> dict[str, str]:
             if isinstance(doc, str) and not attr.startswith("__"):
                 found[f"{name}.{attr}"] = doc
     return found
+
+
+class GPTBlock(torch.nn.Module):
+    """One GPT-2 block: attention and an MLP, each after a LayerNorm, residual."""
+
+    def __init__(self, width: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.ln_1 = torch.nn.LayerNorm(width)
+        self.c_attn = torch.nn.Linear(width, 3 * width)
+        self.attn_proj = torch.nn.Linear(width, width)
+        self.ln_2 = torch.nn.LayerNorm(width)
+        self.c_fc = torch.nn.Linear(width, 4 * width)
+        self.act = torch.nn.GELU(approximate="tanh")
+        self.mlp_proj = torch.nn.Linear(4 * width, width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch, seq, width = x.shape
+        q, k, v = self.c_attn(self.ln_1(x)).split(width, dim=2)
+        q, k, v = (
+            t.view(batch, seq, self.heads, width // self.heads).transpose(1, 2)
+            for t in (q, k, v)
+        )
+        y = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.attn_proj(y.transpose(1, 2).reshape(batch, seq, width))
+        return x + self.mlp_proj(self.act(self.c_fc(self.ln_2(x))))
+
+
+class GPT(torch.nn.Module):
+    """A GPT-2-small-shaped model (12 blocks; width 768 in GPT-2, random weights)."""
+
+    def __init__(
+        self, vocab: int = 64, width: int = 32, heads: int = 4, layers: int = 12
+    ) -> None:
+        super().__init__()
+        self.wte = torch.nn.Embedding(vocab, width)
+        self.wpe = torch.nn.Embedding(64, width)
+        self.h = torch.nn.ModuleList(GPTBlock(width, heads) for _ in range(layers))
+        self.ln_f = torch.nn.LayerNorm(width)
+        self.lm_head = torch.nn.Linear(width, vocab, bias=False)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(tokens.shape[1])
+        x = self.wte(tokens) + self.wpe(positions)
+        for block in self.h:
+            x = block(x)
+        return self.lm_head(self.ln_f(x))
+
+
+def gpt_loss(batch: int = 2, seq: int = 8) -> tuple[ModuleTrace, torch.Tensor]:
+    """A traced GPT-2-shaped model's cross-entropy on random tokens."""
+    torch.manual_seed(0)
+    model = GPT()
+    tokens = torch.randint(0, 64, (batch, seq))
+    with track_modules(model) as trace:
+        logits = model(tokens)
+    loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), tokens.flatten())
+    return trace, loss
+
+
+class Loop(torch.nn.Module):
+    """An ``LSTMCell`` stepped ``steps`` times; a learned start state, or zeros."""
+
+    def __init__(self, steps: int, learned_start: bool) -> None:
+        super().__init__()
+        self.cell = torch.nn.LSTMCell(4, 4)
+        self.steps = steps
+        self.start = torch.nn.Parameter(torch.zeros(2, 1, 4), learned_start)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h, c = self.start[0], self.start[1]
+        for t in range(self.steps):
+            h, c = self.cell(x[t], (h, c))
+        return h
+
+
+def lstm_loss(steps: int, learned_start: bool) -> tuple[ModuleTrace, torch.Tensor]:
+    torch.manual_seed(0)
+    model = Loop(steps, learned_start)
+    with track_modules(model) as trace:
+        loss = model(torch.randn(steps, 1, 4)).sum()
+    return trace, loss

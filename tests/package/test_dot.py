@@ -13,7 +13,7 @@ import autograd_notes
 from autograd_notes import render_dot, to_dot
 from autograd_notes.dot import parse_formats, writable_formats
 
-from .helpers import CHAIN, FakeGraphviz, chain, dot_structure
+from .helpers import CHAIN, FakeGraphviz, chain, dot_structure, lstm_loss
 
 
 def test_to_dot_small_graph(abab: dict[str, torch.Tensor]) -> None:
@@ -292,3 +292,31 @@ def test_quick_labels_match_the_entry_parts() -> None:
         'AccumulateGrad\\nq\\"uote\\\\back\\\\nnew $x$ \\\\x00: (2,) float32'
         in expected
     )
+
+
+def test_a_fold_is_one_dot_node_and_render_dot_counts_folded_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trace, loss = lstm_loss(40, learned_start=True)
+    nodes, edges = dot_structure(to_dot(loss, modules=trace))
+    assert nodes["n1"] == (
+        "cell × 40\\n(fold: calls 0–39 of cell, 15 nodes each, SigmoidBackward0 ×3, "
+        "MulBackward0 ×3, TBackward0 ×2, 4 more kinds; 4 leaves)",
+        ', shape=box3d, style=filled, fillcolor="#e9d8fd", color="#6b46c1"',
+    )
+    # Then the start state: two SelectBackward0 of one parameter.
+    assert [nodes[f"n{e}"][0].split("\\n")[0] for e in range(2, 5)] == [
+        "SelectBackward0", "AccumulateGrad", "SelectBackward0"
+    ]  # fmt: skip
+    assert edges == [
+        ("n0", "n1"),
+        ("n1", "n2"),
+        ("n1", "n4"),
+        ("n2", "n3"),
+        ("n4", "n3"),
+    ]
+    fake = FakeGraphviz(has_dot=True)
+    monkeypatch.setitem(sys.modules, "graphviz", fake)
+    render_dot(loss, tmp_path / "g.svg", modules=trace, max_nodes=5)
+    with pytest.raises(ValueError, match=r"max_nodes=5 nodes and this graph has 608"):
+        render_dot(loss, tmp_path / "g.svg", modules=trace, max_nodes=5, fold=False)

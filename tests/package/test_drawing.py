@@ -25,7 +25,7 @@ from matplotlib.path import Path
 
 from autograd_notes import draw_graph, walk_graph
 
-from .helpers import chain
+from .helpers import chain, lstm_loss
 
 matplotlib.use("agg")
 import matplotlib.pyplot as plt
@@ -345,3 +345,20 @@ def test_draw_graph_refuses_axes_it_cannot_draw_on(
     with pytest.raises(error, match=r"^draw_graph\(\) argument 'ax' " + message):
         draw_graph(abab["y"], ax=ax)
     assert len(ax.texts) == 0  # refused before drawing anything
+
+
+def test_draw_graph_draws_a_folded_recurrent_model_it_refused_unfolded() -> None:
+    trace, loss = lstm_loss(500, learned_start=False)
+    with pytest.raises(ValueError, match="at most 200 nodes"):
+        draw_graph(loss, modules=trace, fold=False)
+    fig = draw_graph(loss, modules=trace)
+    labels = [label for label, _, _ in boxes(fig)]
+    assert labels[1].startswith("cell × 499\nfold: calls 1–499 of cell\n15 nodes each")
+    assert len(labels) <= 20
+    assert "Modules: cell × 499." in fig.axes[0].get_label()  # the alt text
+    fig = draw_graph(loss, modules=trace, depth=1)
+    assert [label.split("\n")[0] for label, _, _ in boxes(fig)] == [
+        "SumBackward0",
+        "cell × 499",
+        "cell",
+    ]

@@ -146,7 +146,7 @@ def _valid_calls() -> dict[str, tuple[Callable[..., object], dict[str, object]]]
     opt = torch.optim.SGD(lin.parameters(), lr=0.1)
     trace = an.ModuleTrace()
     graph = {"root": root, "names": {"w": w}, "show_saved": False}
-    graph |= {"collapse": True, "modules": None, "depth": None}
+    graph |= {"collapse": True, "modules": None, "depth": None, "fold": True}
     return {
         "FrozenReport": (an.FrozenReport, {}),
         "MaskedLinear": (
@@ -214,6 +214,7 @@ def _valid_calls() -> dict[str, tuple[Callable[..., object], dict[str, object]]]
         "track_modules": (an.track_modules, {"model": lin}),
         "walk_graph": (an.walk_graph, {"root": root}),
         "ModuleTrace.path_of": (trace.path_of, {"node": root.grad_fn}),
+        "ModuleTrace.calls_of": (trace.calls_of, {"nodes": [root.grad_fn]}),
         "MaskedLinearFunction.apply": (
             an.MaskedLinearFunction.apply,
             {

@@ -102,10 +102,11 @@ def test_to_dot_escapes_a_nul_in_a_name() -> None:
 def test_to_dot_escapes_a_quote_in_a_function_class_name() -> None:
     x = torch.ones(2, requires_grad=True)
     y = function_named('Say"Hi').apply(x).sum()
+    mark = "\\n(custom autograd.Function)"
     nodes, _ = dot_structure(to_dot(y))
-    assert nodes["n1"][0] == 'Say\\"HiBackward'
+    assert nodes["n1"][0] == 'Say\\"HiBackward' + mark
     nodes, _ = dot_structure(to_dot(y, collapse=False, show_saved=True))
-    assert nodes["n1"][0] == 'Say\\"HiBackward'
+    assert nodes["n1"][0] == 'Say\\"HiBackward' + mark
 
 
 def test_a_newline_in_a_class_name_keeps_one_line_per_node() -> None:
@@ -114,12 +115,12 @@ def test_a_newline_in_a_class_name_keeps_one_line_per_node() -> None:
     text = format_graph(y, names={"x\ny": x})
     assert text.split("\n") == [
         "[0] SumBackward0",
-        "[1] Two\\nLinesBackward",
+        "[1] Two\\nLinesBackward (custom autograd.Function)",
         "[2] AccumulateGrad  x\\ny: leaf tensor, shape (2,), float32, "
         "requires_grad=True",
     ]
     nodes, _ = dot_structure(to_dot(y))
-    assert nodes["n1"][0] == "Two\\\\nLinesBackward"
+    assert nodes["n1"][0] == "Two\\\\nLinesBackward\\n(custom autograd.Function)"
 
 
 def test_a_nested_tensor_leaf_is_described() -> None:

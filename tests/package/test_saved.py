@@ -11,7 +11,7 @@ from torch.func import grad, vmap
 from torch.utils.checkpoint import checkpoint
 
 from autograd_notes import ModuleTrace, draw_graph, format_graph, to_dot
-from autograd_notes.saved import saved_values
+from autograd_notes.saved import saved_shapes, saved_values
 
 from .helpers import ABAB_TREE, Double, Stack, dot_structure
 
@@ -60,7 +60,7 @@ def test_format_custom_function_lists_saved_tensors() -> None:
     expected = (
         "[0] SumBackward0\n"
         "    _saved_self_sym_sizes: (3,)\n"
-        "[1] DoubleBackward\n"
+        "[1] DoubleBackward (custom autograd.Function)\n"
         "    saved_tensors: {}\n"
         "[2] AccumulateGrad  x: leaf tensor, shape (3,), float32, requires_grad=True"
     )
@@ -194,3 +194,31 @@ def test_saved_values_names_its_argument(node: object) -> None:
         TypeError, match=r"^saved_values\(\) argument 'node' must be a torch\.autograd"
     ):
         saved_values(node)  # type: ignore[arg-type]
+
+
+def test_saved_shapes_tell_calls_apart_and_run_no_unpack_hook() -> None:
+    x = torch.ones(2, 3, requires_grad=True)
+    a, b = x.sin(), x.sin()
+    other = torch.ones(3, requires_grad=True).sin()
+    assert a.grad_fn is not None
+    assert b.grad_fn is not None
+    assert other.grad_fn is not None
+    expected = ((torch.Size([2, 3]), torch.float32),)
+    assert saved_shapes(a.grad_fn) == saved_shapes(b.grad_fn) == expected
+    assert saved_shapes(other.grad_fn) == ((torch.Size([3]), torch.float32),)
+    unpacked: list[int] = []
+
+    def unpack(t: torch.Tensor) -> torch.Tensor:
+        unpacked.append(1)
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+        hooked = x.sin()
+    assert hooked.grad_fn is not None
+    assert saved_shapes(hooked.grad_fn) == expected
+    custom = Double.apply(x)
+    assert custom.grad_fn is not None
+    assert saved_shapes(custom.grad_fn) == expected
+    assert unpacked == []
+    a.sum().backward()
+    assert saved_shapes(a.grad_fn) == (None,)  # freed

@@ -9,7 +9,7 @@ import torch
 
 from autograd_notes import format_graph, walk_graph
 
-from .helpers import ABAB_TREE, CHAIN
+from .helpers import ABAB_TREE, CHAIN, lstm_loss
 
 
 def test_format_small_graph_exactly(abab: dict[str, torch.Tensor]) -> None:
@@ -58,3 +58,16 @@ def test_format_handles_a_million_node_chain(million_chain: list[torch.Tensor]) 
         f"[{CHAIN}] AccumulateGrad  "
         "leaf tensor, shape (1,), float32, requires_grad=True"
     )
+
+
+def test_a_fold_reached_again_is_named_by_its_title() -> None:
+    trace, loss = lstm_loss(30, learned_start=False)
+    # The first step (on its own) uses the cell's parameters, shown in the fold.
+    assert format_graph(loss, modules=trace, depth=1).split("\n") == [
+        "[0] SumBackward0",
+        "[1] cell × 29  (fold: calls 1–29 of cell, 15 nodes each, "
+        "SigmoidBackward0 ×3, MulBackward0 ×3, TBackward0 ×2, 4 more kinds; 4 leaves)",
+        "[2] cell  (module: 15 nodes, MulBackward0 ×3, SigmoidBackward0 ×3, "
+        "AddBackward0 ×2, 4 more kinds)",
+        "-> [1] cell × 29 (see above)",
+    ]

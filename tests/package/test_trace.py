@@ -446,3 +446,43 @@ def test_a_forward_may_hand_its_children_to_threads() -> None:
     # x * (i + 2) is reached only through the workers' outputs: the thread
     # that made it cannot be told, so it is not given to a module.
     assert sorted(paths[None]) == ["AccumulateGrad"] + ["MulBackward0"] * 3
+
+
+def test_calls_number_each_call_of_a_module_and_place_each_node() -> None:
+    cell = torch.nn.Linear(2, 2)
+    model = torch.nn.Sequential(cell, torch.nn.Tanh())
+    x = torch.ones(1, 2, requires_grad=True)
+    with track_modules(model) as trace:
+        for _ in range(3):
+            x = model(x)
+    loss = x.sum()
+    calls = trace.calls()
+    assert list(zip(calls.paths, calls.call_index, calls.parents, strict=True)) == [
+        ("", 0, -1), ("0", 0, 0), ("1", 0, 0),
+        ("", 1, -1), ("0", 1, 3), ("1", 1, 3),
+        ("", 2, -1), ("0", 2, 6), ("1", 2, 6),
+    ]  # fmt: skip
+    nodes = walk_graph(loss)
+    made = [
+        (type(n).__name__, calls.paths[c], calls.call_index[c]) if c >= 0 else None
+        for n, c in zip(nodes, trace.calls_of(nodes), strict=True)
+    ]
+    assert made[:3] == [None, ("TanhBackward0", "1", 2), ("AddmmBackward0", "0", 2)]
+    leaves = [
+        m
+        for n, m in zip(nodes, made, strict=True)
+        if type(n).__name__ == "AccumulateGrad"
+    ]
+    assert leaves == [None] * 3  # parameters and x belong to no call
+    assert sorted(m[2] for m in made if m and m[0] == "TanhBackward0") == [0, 1, 2]
+
+
+def test_calls_of_names_a_bad_argument() -> None:
+    trace = ModuleTrace()
+    with pytest.raises(
+        TypeError, match=r"argument 'nodes' must be a sequence .*, not str"
+    ):
+        trace.calls_of("x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="not one item int"):
+        trace.calls_of([1])  # type: ignore[list-item]
+    assert trace.calls_of([]) == []

@@ -32,6 +32,9 @@ from .helpers import READERS, FakeGraphviz, Stack, chain, dot_structure, drawn_l
         (format_graph, "show_retained"),
         (to_dot, "show_saved"),
         (draw_graph, "show_saved"),
+        (format_graph, "fold"),
+        (to_dot, "fold"),
+        (draw_graph, "fold"),
     ],
 )
 def test_flags_must_be_bools(
@@ -298,17 +301,18 @@ def test_runs_do_not_cross_module_boundaries(close_figures: None) -> None:
     model = torch.nn.Sequential(torch.nn.Linear(2, 2), *tanhs)
     with track_modules(model) as trace:
         loss = model(torch.ones(1, 2)).sum()
-    # Four Tanh modules, one node each: four entries, each naming its module.
-    assert format_graph(loss, modules=trace).split("\n")[1:5] == [
+    # Four Tanh modules, one node each: four entries, each naming its module
+    # (unfolded: folded, they are one entry, test_fold.py).
+    assert format_graph(loss, modules=trace, fold=False).split("\n")[1:5] == [
         "[1] TanhBackward0  [in 4]",
         "[2] TanhBackward0  [in 3]",
         "[3] TanhBackward0  [in 2]",
         "[4] TanhBackward0  [in 1]",
     ]
     expected = [f"TanhBackward0\\n[in {m}]" for m in (4, 3, 2, 1)]
-    nodes, _ = dot_structure(to_dot(loss, modules=trace))
+    nodes, _ = dot_structure(to_dot(loss, modules=trace, fold=False))
     assert [nodes[f"n{e}"][0] for e in range(1, 5)] == expected
-    drawn = drawn_labels(draw_graph(loss, modules=trace))
+    drawn = drawn_labels(draw_graph(loss, modules=trace, fold=False))
     assert drawn[1:5] == [label.replace("\\n", "\n") for label in expected]
     # Untraced, the same graph still folds the run.
     assert format_graph(loss).split("\n")[1] == "[1-4] TanhBackward0 ×4"
@@ -318,26 +322,28 @@ def test_a_run_inside_one_module_folds_and_names_it(close_figures: None) -> None
     model = torch.nn.Sequential(torch.nn.Linear(2, 2), _Tanhs(), _Tanhs())
     with track_modules(model) as trace:
         loss = model(torch.ones(1, 2)).tanh().tanh().tanh().sum()
-    assert format_graph(loss, modules=trace).split("\n")[1:4] == [
+    # Modules 1 and 2 have one structure: unfolded here (folded: test_fold.py).
+    assert format_graph(loss, modules=trace, fold=False).split("\n")[1:4] == [
         "[1-3] TanhBackward0 ×3",  # made outside the model
         "[4-8] TanhBackward0 ×5  [in 2]",
         "[9-13] TanhBackward0 ×5  [in 1]",
     ]
-    nodes, edges = dot_structure(to_dot(loss, modules=trace))
+    nodes, edges = dot_structure(to_dot(loss, modules=trace, fold=False))
     assert [nodes[f"n{e}"][0] for e in range(1, 4)] == [
         "TanhBackward0 ×3",
         "TanhBackward0 ×5\\n[in 2]",
         "TanhBackward0 ×5\\n[in 1]",
     ]
     assert edges[:3] == [("n0", "n1"), ("n1", "n2"), ("n2", "n3")]
-    assert drawn_labels(draw_graph(loss, modules=trace))[1:4] == [
+    assert drawn_labels(draw_graph(loss, modules=trace, fold=False))[1:4] == [
         "TanhBackward0 ×3",
         "TanhBackward0 ×5\n[in 2]",
         "TanhBackward0 ×5\n[in 1]",
     ]
     assert format_graph(loss).split("\n")[1] == "[1-13] TanhBackward0 ×13"
     # Grouped by module, each module is one entry, as before.
-    assert format_graph(loss, modules=trace, depth=1).split("\n")[1:4] == [
+    depth1 = format_graph(loss, modules=trace, depth=1, fold=False)
+    assert depth1.split("\n")[1:4] == [
         "[1] TanhBackward0 ×3",
         "[2] 2  (module: 5 nodes, TanhBackward0 ×5)",
         "[3] 1  (module: 5 nodes, TanhBackward0 ×5)",
