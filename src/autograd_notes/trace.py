@@ -158,6 +158,8 @@ class ModuleTrace:
         self._anchored: list[tuple[int, int, int, list[Node], list[Node]]] = []
         self._threads = 0  # how many threads called a tracked forward
         self._params: dict[int, tuple[torch.Tensor, str]] = {}
+        self._state: list[tuple[str, str, torch.Tensor]] = []  # see named_state
+        self._ranks: dict[int, tuple[_Table, list[int]]] = {}  # see calls_of
         self._lock = threading.Lock()
         # caches, each with the number of records it was built from
         self._tables: tuple[int, dict[int, _Table], _Table | None] = (0, {}, None)
@@ -213,19 +215,69 @@ class ModuleTrace:
             leaf = leaf_of(node)
             found = None if leaf is None else self._params.get(id(leaf))
             return None if found is None else found[1]
+        table, i = self._call_index(node)
+        return None if table is None or i < 0 else table[2][i]
+
+    def _call_index(self, node: Node) -> tuple[_Table | None, int]:
+        """The table of ``node``'s thread and its innermost call there (-1: none)."""
         count, tables, table = self._tables
         if count != len(self._records):
             count, tables, table = self._tables_now()
         if self._threads > 1:
             table = tables.get(self._members_now().get(node, -1))
         if table is None:
-            return None
-        firsts, ends, paths, parents = table
+            return None, -1
+        firsts, ends, _, parents = table
         seq = int(node._sequence_nr())
         i = bisect_right(firsts, seq) - 1
         while i >= 0 and ends[i] <= seq:
             i = parents[i]
-        return None if i < 0 else paths[i]
+        return table, i
+
+    def calls_of(self, node: Node) -> list[tuple[str, int]]:
+        """The forward calls that made ``node``, innermost first, as ``(path, k)``.
+
+        ``k`` counts the earlier calls of that module (0 for the first), in
+        the thread that made ``node``. ``[]`` for a node made outside every
+        tracked forward, and for an ``AccumulateGrad`` node (no call makes it).
+        Raises ``TypeError`` like :meth:`path_of`.
+
+        >>> model = torch.nn.Sequential(torch.nn.Tanh())
+        >>> with track_modules(model) as trace:
+        ...     y = model(model(torch.ones(1, requires_grad=True)))
+        >>> trace.calls_of(y.grad_fn)
+        [('0', 1), ('', 1)]
+        """
+        if not isinstance(node, Node):
+            expected = "a torch.autograd.graph.Node (a grad_fn)"
+            func = "ModuleTrace.calls_of"
+            raise TypeError(arg_error(func, "node", expected, type_name(node)))
+        if type(node).__name__ == LEAF:
+            return []
+        table, i = self._call_index(node)
+        if table is None or i < 0:
+            return []
+        cached = self._ranks.get(id(table))
+        if cached is None or cached[0] is not table:
+            seen: dict[str, int] = {}
+            ranks = []
+            for path in table[2]:  # calls in order of their first node
+                ranks.append(seen.get(path, 0))
+                seen[path] = ranks[-1] + 1
+            cached = self._ranks[id(table)] = (table, ranks)
+        calls = []
+        while i >= 0:
+            calls.append((table[2][i], cached[1][i]))
+            i = table[3][i]
+        return calls
+
+    def named_state(self) -> list[tuple[str, str, torch.Tensor]]:
+        """``(name, "parameter" or "buffer", tensor)`` of the traced model.
+
+        Names as in ``model.named_parameters()`` and ``named_buffers()``, as
+        they were when :func:`.track_modules` began.
+        """
+        return list(self._state)
 
 
 def _check_model(model: object) -> list[tuple[str, torch.nn.Module]]:
@@ -333,8 +385,15 @@ def track_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
                 module.register_forward_pre_hook(before(path), with_kwargs=True)
             )
             handles.append(module.register_forward_hook(after(path), always_call=True))
-            for _, param in module.named_parameters(recurse=False):
+            for name, param in module.named_parameters(recurse=False):
                 trace._params.setdefault(id(param), (param, path))
+                trace._state.append(
+                    (f"{path}.{name}" if path else name, "parameter", param)
+                )
+            for name, buffer in module.named_buffers(recurse=False):
+                trace._state.append(
+                    (f"{path}.{name}" if path else name, "buffer", buffer)
+                )
         yield trace
     finally:
         for handle in handles:

@@ -446,3 +446,58 @@ def test_a_forward_may_hand_its_children_to_threads() -> None:
     # x * (i + 2) is reached only through the workers' outputs: the thread
     # that made it cannot be told, so it is not given to a module.
     assert sorted(paths[None]) == ["AccumulateGrad"] + ["MulBackward0"] * 3
+
+
+def test_calls_of_gives_each_enclosing_call_and_its_index() -> None:
+    """A module called twice inside one call of its parent, and a parent
+    called twice: each node knows which call of each module made it."""
+
+    class Twice(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.act = torch.nn.Tanh()
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.act(self.act(x) * 2)
+
+    model = torch.nn.Sequential(Twice())
+    x = torch.ones(2, requires_grad=True)
+    with track_modules(model) as trace:
+        y = model(model(x))
+    calls = {}
+    for node in walk_graph(y):
+        if type(node).__name__ != "AccumulateGrad":
+            calls.setdefault(tuple(trace.calls_of(node)), []).append(
+                type(node).__name__
+            )
+    assert calls == {
+        (("0.act", 3), ("0", 1), ("", 1)): ["TanhBackward0"],
+        (("0", 1), ("", 1)): ["MulBackward0"],
+        (("0.act", 2), ("0", 1), ("", 1)): ["TanhBackward0"],
+        (("0.act", 1), ("0", 0), ("", 0)): ["TanhBackward0"],
+        (("0", 0), ("", 0)): ["MulBackward0"],
+        (("0.act", 0), ("0", 0), ("", 0)): ["TanhBackward0"],
+    }
+    leaf = walk_graph(y)[-1]
+    assert trace.calls_of(leaf) == []  # no call makes an AccumulateGrad node
+    assert trace.calls_of((y * 2).grad_fn) == []  # made outside the model
+
+
+def test_calls_of_names_its_argument() -> None:
+    with track_modules(torch.nn.Identity()) as trace:
+        pass
+    with pytest.raises(TypeError, match=r"calls_of\(\) argument 'node' must be a"):
+        trace.calls_of(torch.ones(1))  # type: ignore[arg-type]
+
+
+def test_named_state_lists_parameters_and_buffers() -> None:
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.BatchNorm1d(2))
+    with track_modules(model) as trace:
+        pass
+    state = {name: (kind, tensor) for name, kind, tensor in trace.named_state()}
+    expected = {name: ("parameter", p) for name, p in model.named_parameters()}
+    expected |= {name: ("buffer", b) for name, b in model.named_buffers()}
+    assert state.keys() == expected.keys()
+    for name, (kind, tensor) in state.items():
+        assert kind == expected[name][0]
+        assert tensor is expected[name][1]
