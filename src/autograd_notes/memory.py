@@ -29,12 +29,21 @@ from torch.autograd.graph import Node
 from autograd_notes._checks import arg_error, type_name
 from autograd_notes.labels import visible
 from autograd_notes.trace import ModuleTrace
-from autograd_notes.walk import LEAF, as_node, leaf_of, runs_no_user_code, walk
+from autograd_notes.walk import (
+    LEAF,
+    as_node,
+    gc_paused,
+    leaf_of,
+    runs_no_user_code,
+    walk,
+)
 
 __all__ = ["saved_memory"]
 
 _CHECKPOINT = "torch.utils.checkpoint"
 _KINDS = ("activation", "parameter", "buffer")
+
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
 
 
 def _has_storage(tensor: torch.Tensor) -> bool:
@@ -43,12 +52,13 @@ def _has_storage(tensor: torch.Tensor) -> bool:
     Not a ``__torch_dispatch__`` subclass (its storage is not real), not a
     ``torch.func`` wrapper, not sparse or nested.
     """
-    return (
-        tensor.layout == torch.strided
-        and not tensor.is_nested
-        and not torch._C._dispatch_keys(tensor).has(torch._C.DispatchKey.Python)
-        and not torch._C._functorch.is_functorch_wrapped_tensor(tensor)
-    )
+    if tensor.is_nested or torch._C._functorch.is_functorch_wrapped_tensor(tensor):
+        return False
+    if type(tensor) not in _PLAIN:  # the Python key only a subclass can have
+        keys = torch._C._dispatch_keys(tensor)
+        if keys.has(torch._C.DispatchKey.Python):
+            return False
+    return tensor.layout == torch.strided
 
 
 @dataclass(frozen=True)
@@ -212,26 +222,34 @@ def _table_lines(report: SavedMemory, depth: int | None) -> Iterator[str]:
         )
         for row in rows:
             name = "  " * max(_depth(row.path), 0) + _module_name(row.path)
-            totals = per_call.get(row.path or "", [])
-            calls = str(row.calls) if row.calls > 1 else ""
+            totals = [] if row.path is None else per_call.get(row.path, [])
+            calls = ""
             if totals:
                 low, high = format_bytes(min(totals)), format_bytes(max(totals))
-                calls += f" ({low} each)" if low == high else f" ({low} to {high})"
+                each = low if low == high else f"{low} to {high}"
+                calls = f"{row.calls:,}, {each} per call"
             sizes = [format_bytes(b) for b in (row.activations, row.parameters)]
             yield (
                 f"{name:<{width}}  {row.nodes:>7,}  {sizes[0]:>11}  {sizes[1]:>11}  "
                 f"{format_bytes(row.buffers):>9}  {calls}"
             ).rstrip()
     named = [row for row in report.storages if row.kind != "activation"]
+    deeper = [r for r in named if depth is not None and _depth(r.name) > depth + 1]
+    hidden = {id(r) for r in deeper}
     if named:
         yield ""
         yield "parameters and buffers saved:"
         for saved in named:
+            if deeper and id(saved) in hidden:
+                continue
             label = visible(saved.name) or f"leaf {saved.kind}"
             yield (
                 f"  {label}  {saved.shape} {saved.dtype}  {format_bytes(saved.nbytes)}"
                 f"  (counted at node [{saved.node}])"
             )
+        if deeper:
+            total = format_bytes(sum(r.nbytes for r in deeper))
+            yield f"  and {len(deeper):,} in deeper modules ({total})"
 
 
 def _module_name(path: str | None) -> str:
@@ -303,10 +321,11 @@ class _Counter:
         self.state = state  # (device, storage address) -> (kind, name)
         # (device, address, nbytes) -> [(seq, node, shape, dtype)] of its saves
         self.saves: dict[
-            tuple[str, int, int], list[tuple[int, int, tuple[int, ...], str]]
+            tuple[str, int, int], list[tuple[int, int, torch.Size, torch.dtype]]
         ] = {}
         self.not_counted: list[NotCounted] = []
         self.frames: set[int] = set()
+        self.devices: dict[torch.device, str] = {}
 
     def add(self, i: int, seq: int, attr: str, value: object) -> None:
         tensor = value
@@ -328,7 +347,8 @@ class _Counter:
             tensor = getattr(value, "data", None)
         if not isinstance(tensor, torch.Tensor):
             return  # not saved, or freed by backward
-        if tensor.device.type == "meta":
+        where = tensor.device
+        if where.type == "meta":
             self.not_counted.append(NotCounted(i, attr, "on the meta device (no data)"))
             return
         if not _has_storage(tensor):
@@ -337,11 +357,16 @@ class _Counter:
             self.not_counted.append(NotCounted(i, attr, reason))
             return
         storage = tensor.untyped_storage()
-        key = (str(tensor.device), storage.data_ptr(), storage.nbytes())
-        shape = tuple(tensor.shape)
-        self.saves.setdefault(key, []).append(
-            (seq, i, shape, str(tensor.dtype).removeprefix("torch."))
-        )
+        device = self.devices.get(where)
+        if device is None:
+            device = self.devices[where] = str(where)
+        key = (device, storage.data_ptr(), storage.nbytes())
+        save = (seq, i, tensor.shape, tensor.dtype)
+        found = self.saves.get(key)
+        if found is None:
+            self.saves[key] = [save]
+        else:
+            found.append(save)
 
     def storages(self) -> list[tuple[list[tuple[str, int, int]], int]]:
         """Groups of storages whose bytes overlap, each with its bytes (by address)."""
@@ -421,7 +446,8 @@ def _count(nodes: list[Node], modules: ModuleTrace | None) -> _Counted:
     storages = []
     for members, size in counter.storages():
         saves = [save for key in members for save in counter.saves[key]]
-        _, at, shape, dtype = min(saves, key=lambda save: save[:2])
+        _, at, dims, dtype = min(saves, key=lambda save: save[:2])
+        shape = tuple(dims)
         found = [state[key[:2]] for key in members if key[:2] in state]
         kind, name = min(
             found, key=lambda f: _KINDS.index(f[0]), default=("activation", "")
@@ -430,8 +456,9 @@ def _count(nodes: list[Node], modules: ModuleTrace | None) -> _Counted:
         for j in {save[1] for save in saves} - {at}:
             shared[j] = shared.get(j, 0) + size
         device = members[0][0]
+        text = str(dtype).removeprefix("torch.")
         storages.append(
-            StorageRow(kind, name, size, at, len(saves), shape, dtype, device)
+            StorageRow(kind, name, size, at, len(saves), shape, text, device)
         )
     storages.sort(key=lambda r: (r.node, -r.nbytes, r.shape, r.kind, r.name, r.saves))
     return counted, shared, storages, counter.not_counted
@@ -485,14 +512,18 @@ def _report(nodes: list[Node], modules: ModuleTrace | None) -> SavedMemory:
         skipped[item.node] = skipped.get(item.node, 0) + 1
     paths: list[str | None] = [None] * len(nodes)
     chains: _Calls = [[]] * len(nodes)
+    kinds = [type(fn).__name__ for fn in nodes]
     if modules is not None:
-        paths = [modules.path_of(fn) for fn in nodes]
         chains = [modules.calls_of(fn) for fn in nodes]
+        paths = [  # a node a call made is in that call's module
+            chain[0][0] if chain else modules.path_of(fn) if kind == LEAF else None
+            for chain, fn, kind in zip(chains, nodes, kinds, strict=True)
+        ]
     report = SavedMemory(storages=storages, not_counted=not_counted)
     for i in sorted({*counted, *shared, *skipped}):
         a, p, b = counted.get(i, [0, 0, 0])
         call = chains[i][0][1] if chains[i] else None
-        kind = visible(type(nodes[i]).__name__)
+        kind = visible(kinds[i])
         row = NodeRow(
             i, kind, paths[i], call, a, p, b, shared.get(i, 0), skipped.get(i, 0)
         )
@@ -565,4 +596,5 @@ def saved_memory(
         raise TypeError(arg_error(func, "modules", expected, type_name(modules)))
     if root is None:
         return SavedMemory()
-    return _report(walk(root).nodes, modules)
+    with gc_paused():  # many small objects: no scans of the graph meanwhile
+        return _report(walk(root).nodes, modules)

@@ -24,7 +24,8 @@ import functools
 import gc
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple, TypeVar, cast
 
 import torch
@@ -154,6 +155,20 @@ if hasattr(os, "register_at_fork"):
         after_in_parent=_walks.after_fork_in_parent,
         after_in_child=_walks.after_fork_in_child,
     )
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No automatic ``gc`` collection inside the block, as during a walk.
+
+    For work over a big walked graph that makes many small objects: the
+    collector would scan the graph's nodes again and again (see ``_Walks``).
+    """
+    _walks.enter()
+    try:
+        yield
+    finally:
+        _walks.leave()
 
 
 def walk(root: Node) -> Graph:

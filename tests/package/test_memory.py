@@ -106,8 +106,11 @@ def test_the_calls_of_a_repeated_module_add_up_to_its_row() -> None:
     assert row.calls == 5
     assert sum(c.total for c in calls) == row.total > 0
     assert sum(c.nodes for c in calls) <= row.nodes  # its leaves: no call made them
-    assert "0" in str(report)
-    assert "5 (" in str(report)
+    lines = {line.split()[0]: line for line in str(report).splitlines()[3:6]}
+    low = format_bytes(min(c.total for c in calls))
+    high = format_bytes(max(c.total for c in calls))
+    assert lines["0"].endswith(f"  5, {low} to {high} per call")
+    assert lines["(outside"].endswith(" B")  # no calls: made by no call
 
 
 def test_a_storage_saved_by_several_nodes_counts_once_at_the_first() -> None:
@@ -301,6 +304,11 @@ def test_parameters_and_buffers_are_named_and_listed_apart() -> None:
     text = str(report)
     assert "parameters and buffers saved:" in text
     assert "  h.0.attn.causal  (16, 16) bool  256 B" in text
+    short = report.table(depth=1).split("parameters and buffers saved:\n")[1]
+    deeper = [s for s in report.storages if s.name.count(".") > 1]
+    total = format_bytes(sum(s.nbytes for s in deeper))
+    assert short.splitlines()[-1] == f"  and {len(deeper)} in deeper modules ({total})"
+    assert "  wte.weight  (32, 100) float32  12.5 KiB" in short
     untraced = saved_memory(loss)  # leaves that get a gradient, without names
     assert untraced.total == report.total
     assert untraced.parameters == report.parameters
