@@ -7,7 +7,12 @@ runs. Each storage counts once, at its ``untyped_storage()`` address and
 size (a view keeps its whole storage alive; storages that overlap count
 their union once). Nothing is counted for a value a
 ``saved_tensors_hooks`` pack hook holds, one a checkpoint recomputes, or
-one on the meta device: they are listed as not counted.
+one on the meta device: they are listed as not counted. The inputs a
+non-reentrant checkpoint keeps to recompute from are counted, at a node of
+the checkpointed region (found in its unpack hook; a torch that keeps them
+elsewhere leaves them out). Custom ``Function`` nodes also count tensors kept
+as ``ctx`` attributes. A parameter is one of the trace's, or a leaf that
+gets a gradient; a buffer is one of the trace's.
 
 Attribution, so that the sums hold: a storage saved by several nodes is
 counted at the one made first in the forward (lowest sequence number, then
