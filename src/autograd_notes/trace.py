@@ -264,6 +264,12 @@ class ModuleTrace:
             for path in table[2]:  # calls in order of their first node
                 ranks.append(seen.get(path, 0))
                 seen[path] = ranks[-1] + 1
+            tables = list(self._tables[1].values())  # drop those of older tables
+            self._ranks = {
+                key: (t, r)
+                for key, (t, r) in self._ranks.items()
+                if any(t is now for now in tables)
+            }
             cached = self._ranks[id(table)] = (table, ranks)
         calls = []
         while i >= 0:

@@ -501,3 +501,17 @@ def test_named_state_lists_parameters_and_buffers() -> None:
     for name, (kind, tensor) in state.items():
         assert kind == expected[name][0]
         assert tensor is expected[name][1]
+
+
+def test_calls_of_stays_right_while_forwards_run_and_keeps_one_cache() -> None:
+    model = torch.nn.Sequential(torch.nn.Tanh())
+    x = torch.ones(1, requires_grad=True)
+    outputs = []
+    with track_modules(model) as trace:
+        for k in range(5):
+            outputs.append(model(x))
+            assert trace.calls_of(outputs[-1].grad_fn) == [("0", k), ("", k)]
+    assert [trace.calls_of(y.grad_fn)[0] for y in outputs] == [
+        ("0", k) for k in range(5)
+    ]
+    assert len(trace._ranks) == 1  # the ranks of older tables are dropped
