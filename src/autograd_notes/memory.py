@@ -120,7 +120,7 @@ class StorageRow:
     nbytes: int
     node: int  # the node it is counted at
     saves: int  # how many saved values use it
-    shape: tuple[int, ...]  # of the first saved value that uses it
+    shape: tuple[int, ...]  # of the value saved at ``node``
     dtype: str
     device: str
 
@@ -136,7 +136,13 @@ class NotCounted:
 
 @dataclass
 class SavedMemory:
-    """What :func:`saved_memory` found; ``str()`` prints it as a table."""
+    """What :func:`saved_memory` found; ``str()`` prints it as a table.
+
+    Rows: ``nodes``, each node that saved anything; ``modules`` (with a
+    trace), each module with nodes, its parents, and the nodes outside the
+    model; ``calls``, each call of a module called more than once;
+    ``storages``, each storage counted; ``not_counted``, the values left out.
+    """
 
     nodes: list[NodeRow] = field(default_factory=list)
     modules: list[ModuleRow] = field(default_factory=list)
