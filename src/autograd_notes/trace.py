@@ -281,7 +281,8 @@ class ModuleTrace:
         """``(name, "parameter" or "buffer", tensor)`` of the traced model.
 
         Names as in ``model.named_parameters()`` and ``named_buffers()``, as
-        they were when :func:`.track_modules` began.
+        they were when :func:`.track_modules` began; a tensor that several
+        modules share (tied weights) is listed under each of its names.
         """
         return list(self._state)
 

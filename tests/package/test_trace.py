@@ -515,3 +515,12 @@ def test_calls_of_stays_right_while_forwards_run_and_keeps_one_cache() -> None:
         ("0", k) for k in range(5)
     ]
     assert len(trace._ranks) == 1  # the ranks of older tables are dropped
+
+
+def test_named_state_lists_a_tied_weight_under_each_name() -> None:
+    model = torch.nn.Sequential(torch.nn.Embedding(5, 3), torch.nn.Linear(3, 5))
+    model[1].weight = model[0].weight
+    with track_modules(model) as trace:
+        pass
+    names = [name for name, _, t in trace.named_state() if t is model[0].weight]
+    assert names == ["0.weight", "1.weight"]
