@@ -18,8 +18,8 @@ import torch
 from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, type_name
-from autograd_notes.labels import visible
-from autograd_notes.memory import SavedMemory, format_bytes, saved_memory
+from autograd_notes.labels import format_bytes, visible
+from autograd_notes.memory import SavedMemory, saved_memory
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.walk import as_node, runs_no_user_code, walk
 

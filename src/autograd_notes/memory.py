@@ -32,7 +32,7 @@ from torch.autograd.function import BackwardCFunction
 from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, type_name
-from autograd_notes.labels import visible
+from autograd_notes.labels import format_bytes, visible
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.walk import (
     LEAF,
@@ -180,23 +180,6 @@ class SavedMemory:
 
     def __str__(self) -> str:
         return self.table()
-
-
-def format_bytes(count: int) -> str:
-    """``512 B``, ``1.5 KiB``, ``779.0 MiB``.
-
-    >>> format_bytes(512), format_bytes(3 << 19)
-    ('512 B', '1.5 MiB')
-    """
-    if abs(count) < 1024:
-        return f"{count:,} B"
-    units = iter(("KiB", "MiB", "GiB", "TiB"))
-    unit = next(units)
-    value = count / 1024
-    while abs(value) >= 1024 and unit != "TiB":
-        value /= 1024
-        unit = next(units)
-    return f"{value:,.1f} {unit}"
 
 
 def _depth(path: str | None) -> int:

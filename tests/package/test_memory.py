@@ -10,7 +10,8 @@ import torch
 from torch.utils._pytree import tree_map
 
 from autograd_notes import ModuleTrace, saved_memory, track_modules, walk_graph
-from autograd_notes.memory import SavedMemory, format_bytes
+from autograd_notes.labels import format_bytes
+from autograd_notes.memory import SavedMemory
 
 from .gpt_model import GPT, gpt_loss
 
@@ -326,15 +327,6 @@ def test_the_table_is_the_same_every_time_and_cut_at_a_depth() -> None:
     assert lines[0].startswith("saved: ")
     assert any(line.startswith("    h.1  ") for line in lines)
     assert not any(line.startswith("      h.1.") for line in lines)
-
-
-def test_format_bytes() -> None:
-    assert format_bytes(0) == "0 B"
-    assert format_bytes(1023) == "1,023 B"
-    assert format_bytes(1024) == "1.0 KiB"
-    assert format_bytes(-2048) == "-2.0 KiB"
-    assert format_bytes(779 << 20) == "779.0 MiB"
-    assert format_bytes(3 << 40) == "3.0 TiB"
 
 
 def test_a_tensor_without_a_graph_saved_nothing() -> None:
