@@ -15,6 +15,9 @@ One idea per module:
 * ``autograd_notes.saved`` reads what a node saved for backward without
   running user code, and ``autograd_notes.labels`` says how tensors and
   their names read in every output;
+* :mod:`autograd_notes.memory` counts the bytes the nodes saved, per node
+  and per module, and :mod:`autograd_notes.diff` compares two graphs (nodes
+  added and removed, saved bytes per module);
 * :mod:`autograd_notes.masks` builds and checks masks that decide which
   entries of a weight may learn;
 * :mod:`autograd_notes.freezing` trains only the entries inside a mask (in
@@ -34,6 +37,7 @@ landing page shows the command that installs it, ``pip install
 networkx, for :func:`.draw_graph`).
 """
 
+from autograd_notes.diff import diff_graphs
 from autograd_notes.dot import render_dot, to_dot
 from autograd_notes.drawing import draw_graph
 from autograd_notes.expect import expect_error, expect_warning
@@ -56,6 +60,7 @@ from autograd_notes.masks import (
     mask_from_indices,
     random_mask,
 )
+from autograd_notes.memory import saved_memory
 from autograd_notes.text import format_graph
 from autograd_notes.trace import ModuleTrace, track_modules
 from autograd_notes.walk import free_graph, walk_graph
@@ -70,6 +75,7 @@ __all__ = [
     "__version__",
     "apply_mask",
     "check_mask",
+    "diff_graphs",
     "draw_graph",
     "expect_error",
     "expect_warning",
@@ -84,6 +90,7 @@ __all__ = [
     "random_mask",
     "register_grad_mask",
     "render_dot",
+    "saved_memory",
     "to_dot",
     "track_modules",
     "walk_graph",

@@ -112,3 +112,20 @@ def outputs_text(node: Node, names: Names, show_retained: bool) -> str:
         for name, retains in entries
     ]
     return "grad_fn of " + ", ".join(marked)
+
+
+def format_bytes(count: int) -> str:
+    """``512 B``, ``1.5 KiB``, ``779.0 MiB``: a count of bytes, binary units.
+
+    >>> format_bytes(512), format_bytes(3 << 19)
+    ('512 B', '1.5 MiB')
+    """
+    if abs(count) < 1024:
+        return f"{count:,} B"
+    units = iter(("KiB", "MiB", "GiB", "TiB"))
+    unit = next(units)
+    value = count / 1024
+    while abs(value) >= 1024 and unit != "TiB":
+        value /= 1024
+        unit = next(units)
+    return f"{value:,.1f} {unit}"

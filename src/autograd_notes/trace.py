@@ -173,6 +173,7 @@ class ModuleTrace:
         self._anchored: list[tuple[int, int, int, list[Node], list[Node]]] = []
         self._threads = 0  # how many threads called a tracked forward
         self._params: dict[int, tuple[torch.Tensor, str]] = {}
+        self._state: list[tuple[str, str, torch.Tensor]] = []  # see named_state
         self._lock = threading.Lock()
         # caches, each with the number of records it was built from
         self._tables: tuple[int, dict[int, _Table], _Table | None] = (0, {}, None)
@@ -205,7 +206,7 @@ class ModuleTrace:
         return count, tables, table
 
     def calls(self) -> Calls:
-        """Every forward call recorded so far (see :class:`Calls`)."""
+        """Every forward call recorded so far (see :class:`.Calls`)."""
         _, tables, _ = self._current()
         paths: list[str] = []
         index: list[int] = []
@@ -318,6 +319,15 @@ class ModuleTrace:
             i = parents[i]
         return None if i < 0 else paths[i]
 
+    def named_state(self) -> list[tuple[str, str, torch.Tensor]]:
+        """``(name, "parameter" or "buffer", tensor)`` of the traced model.
+
+        Names as in ``model.named_parameters()`` and ``named_buffers()``, as
+        they were when :func:`.track_modules` began; a tensor that several
+        modules share (tied weights) is listed under each of its names.
+        """
+        return list(self._state)
+
 
 def _check_model(model: object) -> list[tuple[str, torch.nn.Module]]:
     """The named modules of ``model``, if hooks can be put on all of them."""
@@ -424,8 +434,15 @@ def track_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
                 module.register_forward_pre_hook(before(path), with_kwargs=True)
             )
             handles.append(module.register_forward_hook(after(path), always_call=True))
-            for _, param in module.named_parameters(recurse=False):
+            for name, param in module.named_parameters(recurse=False):
                 trace._params.setdefault(id(param), (param, path))
+                trace._state.append(
+                    (f"{path}.{name}" if path else name, "parameter", param)
+                )
+            for name, buffer in module.named_buffers(recurse=False):
+                trace._state.append(
+                    (f"{path}.{name}" if path else name, "buffer", buffer)
+                )
         yield trace
     finally:
         for handle in handles:

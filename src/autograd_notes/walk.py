@@ -157,6 +157,20 @@ if hasattr(os, "register_at_fork"):
     )
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No automatic ``gc`` collection inside the block, as during a walk.
+
+    For work over a big walked graph that makes many small objects: the
+    collector would scan the graph's nodes again and again (see ``_Walks``).
+    """
+    _walks.enter()
+    try:
+        yield
+    finally:
+        _walks.leave()
+
+
 def walk(root: Node) -> Graph:
     """Depth-first preorder, each node once (by identity: one object per live node).
 
@@ -297,16 +311,3 @@ def free_graph(tensor: torch.Tensor) -> int:
     if tensor._is_view():  # cannot be detached in place: freed once dropped
         return _release.free_now(lambda: None, nodes)
     return _release.free_now(tensor.detach_, nodes)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No automatic ``gc`` collection inside, as during a long walk (``_Walks``).
-
-    For reading a million nodes, which makes a million short-lived objects.
-    """
-    _walks.enter()
-    try:
-        yield
-    finally:
-        _walks.leave()

@@ -155,6 +155,15 @@ def _valid_calls() -> dict[str, tuple[Callable[..., object], dict[str, object]]]
         ),
         "apply_mask": (an.apply_mask, {"weight": w, "mask": mask}),
         "check_mask": (an.check_mask, {"mask": mask, "weight": w, "name": "mask"}),
+        "diff_graphs": (
+            an.diff_graphs,
+            {
+                "before": root,
+                "after": root,
+                "modules_before": None,
+                "modules_after": None,
+            },
+        ),
         "draw_graph": (
             an.draw_graph,
             {**graph},
@@ -207,6 +216,7 @@ def _valid_calls() -> dict[str, tuple[Callable[..., object], dict[str, object]]]
             an.render_dot,
             {**graph, "filename": "graph", "format": "svg", "max_nodes": 10},
         ),
+        "saved_memory": (an.saved_memory, {"tensor": root, "modules": None}),
         "to_dot": (
             an.to_dot,
             {**graph},

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from autograd_notes import draw_graph, format_graph, to_dot
+from autograd_notes.labels import format_bytes
 
 from .helpers import ABAB_TREE, dot_structure, function_named
 
@@ -132,3 +133,12 @@ def test_a_nested_tensor_leaf_is_described() -> None:
     assert "leaf tensor, shape nested (2 tensors), float32" in text
     assert format_graph(nt).startswith("leaf tensor, shape nested (2 tensors)")
     assert "nested (2 tensors) float32" in to_dot(nt * 2)
+
+
+def test_format_bytes() -> None:
+    assert format_bytes(0) == "0 B"
+    assert format_bytes(1023) == "1,023 B"
+    assert format_bytes(1024) == "1.0 KiB"
+    assert format_bytes(-2048) == "-2.0 KiB"
+    assert format_bytes(779 << 20) == "779.0 MiB"
+    assert format_bytes(3 << 40) == "3.0 TiB"

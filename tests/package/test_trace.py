@@ -486,3 +486,80 @@ def test_calls_of_names_a_bad_argument() -> None:
     with pytest.raises(TypeError, match="not one item int"):
         trace.calls_of([1])  # type: ignore[list-item]
     assert trace.calls_of([]) == []
+
+
+def test_calls_of_gives_each_enclosing_call_and_its_index() -> None:
+    """A module called twice inside one call of its parent, and a parent
+    called twice: each node knows which call of each module made it."""
+
+    class Twice(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.act = torch.nn.Tanh()
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.act(self.act(x) * 2)
+
+    model = torch.nn.Sequential(Twice())
+    x = torch.ones(2, requires_grad=True)
+    with track_modules(model) as trace:
+        y = model(model(x))
+    calls = {}
+    nodes = [n for n in walk_graph(y) if type(n).__name__ != "AccumulateGrad"]
+    for node, c in zip(nodes, trace.calls_of(nodes), strict=True):
+        calls.setdefault(_chain(trace, c), []).append(type(node).__name__)
+    assert calls == {
+        (("0.act", 3), ("0", 1), ("", 1)): ["TanhBackward0"],
+        (("0", 1), ("", 1)): ["MulBackward0"],
+        (("0.act", 2), ("0", 1), ("", 1)): ["TanhBackward0"],
+        (("0.act", 1), ("0", 0), ("", 0)): ["TanhBackward0"],
+        (("0", 0), ("", 0)): ["MulBackward0"],
+        (("0.act", 0), ("0", 0), ("", 0)): ["TanhBackward0"],
+    }
+    leaf = walk_graph(y)[-1]
+    assert trace.calls_of([leaf]) == [-1]  # no call makes an AccumulateGrad node
+    assert trace.calls_of([(y * 2).grad_fn]) == [-1]  # made outside the model
+
+
+def _chain(trace: ModuleTrace, c: int) -> tuple[tuple[str, int], ...]:
+    """The calls around call ``c``, innermost first, as ``(path, call index)``."""
+    calls, chain = trace.calls(), []
+    while c >= 0:
+        chain.append((calls.paths[c], calls.call_index[c]))
+        c = calls.parents[c]
+    return tuple(chain)
+
+
+def test_named_state_lists_parameters_and_buffers() -> None:
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.BatchNorm1d(2))
+    with track_modules(model) as trace:
+        pass
+    state = {name: (kind, tensor) for name, kind, tensor in trace.named_state()}
+    expected = {name: ("parameter", p) for name, p in model.named_parameters()}
+    expected |= {name: ("buffer", b) for name, b in model.named_buffers()}
+    assert state.keys() == expected.keys()
+    for name, (kind, tensor) in state.items():
+        assert kind == expected[name][0]
+        assert tensor is expected[name][1]
+
+
+def test_calls_of_stays_right_while_forwards_run() -> None:
+    model = torch.nn.Sequential(torch.nn.Tanh())
+    x = torch.ones(1, requires_grad=True)
+    outputs = []
+    with track_modules(model) as trace:
+        for k in range(5):
+            outputs.append(model(x))
+            [c] = trace.calls_of([outputs[-1].grad_fn])
+            assert _chain(trace, c) == (("0", k), ("", k))
+    found = trace.calls_of([y.grad_fn for y in outputs])
+    assert [_chain(trace, c)[0] for c in found] == [("0", k) for k in range(5)]
+
+
+def test_named_state_lists_a_tied_weight_under_each_name() -> None:
+    model = torch.nn.Sequential(torch.nn.Embedding(5, 3), torch.nn.Linear(3, 5))
+    model[1].weight = model[0].weight
+    with track_modules(model) as trace:
+        pass
+    names = [name for name, _, t in trace.named_state() if t is model[0].weight]
+    assert names == ["0.weight", "1.weight"]

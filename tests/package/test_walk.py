@@ -360,3 +360,13 @@ def test_ctrl_c_during_a_walk_comes_after_it_and_the_graph_frees_safely(
     result = run_script(tmp_path, body)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split("\n")[:2] == ["interrupted True", "dropped"]
+
+
+def test_gc_paused_stops_automatic_collection_and_puts_it_back() -> None:
+    found = gc.get_threshold()
+    with walk_module.gc_paused():
+        assert gc.get_threshold() == (0, *found[1:])
+        with walk_module.gc_paused():  # nests, as walks inside it do
+            pass
+        assert gc.get_threshold()[0] == 0
+    assert gc.get_threshold() == found
