@@ -18,6 +18,8 @@ One idea per module:
 * :mod:`autograd_notes.memory` counts the bytes the nodes saved, per node
   and per module, and :mod:`autograd_notes.diff` compares two graphs (nodes
   added and removed, saved bytes per module);
+* :mod:`autograd_notes.view_html` writes an interactive view of the graph
+  as one self-contained HTML file (folds and modules open on a click);
 * :mod:`autograd_notes.masks` builds and checks masks that decide which
   entries of a weight may learn;
 * :mod:`autograd_notes.freezing` trains only the entries inside a mask (in
@@ -63,6 +65,7 @@ from autograd_notes.masks import (
 from autograd_notes.memory import saved_memory
 from autograd_notes.text import format_graph
 from autograd_notes.trace import ModuleTrace, track_modules
+from autograd_notes.view_html import to_html
 from autograd_notes.walk import free_graph, walk_graph
 
 __version__ = "0.1.0"
@@ -92,6 +95,7 @@ __all__ = [
     "render_dot",
     "saved_memory",
     "to_dot",
+    "to_html",
     "track_modules",
     "walk_graph",
 ]

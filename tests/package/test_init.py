@@ -20,7 +20,7 @@ import autograd_notes
 
 SOURCE = Path(autograd_notes.__file__).parent
 MODULES = sorted(m.name for m in pkgutil.iter_modules(autograd_notes.__path__))
-RENDERERS = {"text", "dot", "drawing"}
+RENDERERS = {"text", "dot", "drawing", "view_html"}
 # The modules of the backward-graph tools (the rest: masks and expect).
 
 
@@ -220,6 +220,16 @@ def _valid_calls() -> dict[str, tuple[Callable[..., object], dict[str, object]]]
         "to_dot": (
             an.to_dot,
             {**graph},
+        ),
+        "to_html": (
+            an.to_html,
+            {
+                "root": root,
+                "names": {"w": w},
+                "modules": None,
+                "collapse": True,
+                "title": "graph",
+            },
         ),
         "track_modules": (an.track_modules, {"model": lin}),
         "walk_graph": (an.walk_graph, {"root": root}),

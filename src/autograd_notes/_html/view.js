@@ -1,0 +1,349 @@
+/* autograd_notes.to_html: the interactive view (no library, nothing fetched).
+ * Data (see view_html.py): items [parent, kind, label, title, note, path], the
+ * top-level entries first; every graph node's kind, owner item, inputs,
+ * module path, names and saved tensors. Only the boxes shown are laid out,
+ * with the layered layout of draw_graph (longest path from the root, sinks
+ * at the bottom, walk order within a layer). */
+(function () {
+  "use strict";
+  var D = JSON.parse(document.getElementById("an-data").textContent);
+  var NS = (function () { // the SVG namespace, as the HTML parser gives it
+    var d = document.createElement("div");
+    d.innerHTML = "<svg></svg>";
+    return d.firstChild.namespaceURI;
+  })();
+  var items = D.items, I = items.length, N = D.kind.length;
+  var CHAR = D.box[0], H = D.box[1], GX = D.box[2], GY = D.box[3], MAXC = D.box[4];
+  var open = new Uint8Array(I);
+  var count = new Float64Array(I), bytes = new Float64Array(I);
+  var selected = -1, hits = null;
+  var view = { x: 0, y: 0, s: 1 };
+  var nodeBytes = function (n) {
+    var t = 0, rows = D.saved[n];
+    for (var k = 0; k < rows.length; k++) t += rows[k][2];
+    return t;
+  };
+  for (var n = 0; n < N; n++) {
+    var o = D.owner[n];
+    if (o >= 0) { count[o] += 1; bytes[o] += nodeBytes(n); }
+  }
+  for (var i = I - 1; i >= 0; i--) {
+    var p = items[i][0];
+    if (p >= 0) { count[p] += count[i]; bytes[p] += bytes[i]; }
+  }
+
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function svgEl(tag, attrs) {
+    var e = document.createElementNS(NS, tag);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    return e;
+  }
+  function fmtBytes(b) {
+    var units = ["B", "KiB", "MiB", "GiB", "TiB"], u = 0;
+    while (b >= 1024 && u < units.length - 1) { b /= 1024; u++; }
+    return (u ? b.toFixed(1) : String(b)) + " " + units[u];
+  }
+  function expandable(i) { return items[i][1] !== "node"; }
+  function itemText(i) { return (items[i][2] ? items[i][2] + " " : "") + items[i][3]; }
+  function repText(r) { return r < I ? itemText(r) : "[" + (r - I) + "] " + D.kinds[D.kind[r - I]]; }
+  function width(text) { return Math.min(text.length, MAXC) * CHAR + 16; }
+
+  // Which box shows each item (-2: the item is open, its children show).
+  function repsOfItems() {
+    var r = new Int32Array(I);
+    for (var i = 0; i < I; i++) {
+      var p = items[i][0], pr = p < 0 ? -2 : r[p];
+      r[i] = pr !== -2 ? pr : (open[i] ? -2 : i);
+    }
+    return r;
+  }
+  function repOf(r, n) {
+    var o = D.owner[n];
+    var x = o < 0 ? -2 : r[o];
+    return x === -2 ? I + n : x;
+  }
+
+  // The boxes shown, their links, and the layout: linear in the nodes for
+  // the boxes, then only the boxes shown are laid out.
+  function visibleGraph() {
+    var r = repsOfItems(), index = new Map(), boxes = [], out = [], seen = [];
+    for (var n = 0; n < N; n++) {
+      var a = repOf(r, n);
+      if (!index.has(a)) { index.set(a, boxes.length); boxes.push(a); out.push([]); seen.push(new Set()); }
+    }
+    for (n = 0; n < N; n++) {
+      var x = index.get(repOf(r, n));
+      for (var k = D.starts[n]; k < D.starts[n + 1]; k++) {
+        var y = index.get(repOf(r, D.inputs[k]));
+        if (x !== y && !seen[x].has(y)) { seen[x].add(y); out[x].push(y); }
+      }
+    }
+    return { boxes: boxes, out: out };
+  }
+  function layers(m, out) {
+    var state = new Uint8Array(m), post = [];
+    for (var s = 0; s < m; s++) {
+      if (state[s]) continue;
+      state[s] = 1;
+      var stack = [[s, 0]];
+      while (stack.length) {
+        var top = stack[stack.length - 1], v = top[0];
+        if (top[1] < out[v].length) {
+          var w = out[v][top[1]++];
+          if (!state[w]) { state[w] = 1; stack.push([w, 0]); }
+          continue;
+        }
+        state[v] = 2; post.push(v); stack.pop();
+      }
+    }
+    var pos = new Int32Array(m), layer = new Int32Array(m), bottom = 0, t;
+    for (t = 0; t < m; t++) pos[post[m - 1 - t]] = t;
+    for (t = 0; t < m; t++) {
+      var u = post[m - 1 - t];
+      for (var k = 0; k < out[u].length; k++) {
+        var q = out[u][k];
+        if (pos[q] > pos[u] && layer[q] < layer[u] + 1) layer[q] = layer[u] + 1;
+      }
+    }
+    for (t = 0; t < m; t++) bottom = Math.max(bottom, layer[t]);
+    for (t = 0; t < m; t++) if (!out[t].length) layer[t] = bottom;
+    return layer;
+  }
+
+  // -- The page ---------------------------------------------------------
+  var app = el("div", { id: "an-app" });
+  var bar = el("header", { id: "an-bar" });
+  bar.appendChild(el("h1", {}, D.title));
+  var label = el("label", { for: "an-search" }, "Search kind or module ");
+  var search = el("input", { id: "an-search", type: "search", placeholder: "e.g. Addmm or h.3.mlp" });
+  label.appendChild(search);
+  bar.appendChild(label);
+  var closeAll = el("button", { type: "button" }, "Close all");
+  var fit = el("button", { type: "button" }, "Fit");
+  bar.appendChild(closeAll); bar.appendChild(fit);
+  var status = el("span", { class: "an-muted", role: "status" });
+  bar.appendChild(status);
+  var main = el("main", { id: "an-canvas", tabindex: "0", "aria-label": "graph: drag or arrows to pan, wheel or + and - to zoom, 0 to fit" });
+  var svg = svgEl("svg", { role: "group", "aria-label": "backward graph" });
+  var port = svgEl("g", {});
+  svg.appendChild(port); main.appendChild(svg);
+  var side = el("aside", { id: "an-details", "aria-label": "details" });
+  app.appendChild(bar); app.appendChild(main); app.appendChild(side);
+  document.body.appendChild(app);
+
+  var shown = null, placed = null;
+  function draw() {
+    var g = visibleGraph(), m = g.boxes.length, layer = layers(m, g.out);
+    var rows = [], w = new Float64Array(m), x = new Float64Array(m), y = new Float64Array(m);
+    for (var b = 0; b < m; b++) {
+      (rows[layer[b]] = rows[layer[b]] || []).push(b);
+      w[b] = width(repText(g.boxes[b]));
+    }
+    var full = 0, r, k;
+    for (r = 0; r < rows.length; r++) {
+      if (!rows[r]) continue;
+      var used = 0;
+      for (k = 0; k < rows[r].length; k++) used += w[rows[r][k]] + GX;
+      full = Math.max(full, used);
+    }
+    for (r = 0; r < rows.length; r++) {
+      if (!rows[r]) continue;
+      var left = 0;
+      for (k = 0; k < rows[r].length; k++) left += w[rows[r][k]] + GX;
+      left = (full - left) / 2;
+      for (k = 0; k < rows[r].length; k++) {
+        var c = rows[r][k];
+        x[c] = left; y[c] = r * (H + GY); left += w[c] + GX;
+      }
+    }
+    while (port.firstChild) port.removeChild(port.firstChild);
+    for (b = 0; b < m; b++) {
+      for (k = 0; k < g.out[b].length; k++) {
+        var t = g.out[b][k];
+        port.appendChild(svgEl("line", { class: "an-edge", x1: x[b] + w[b] / 2, y1: y[b] + H, x2: x[t] + w[t] / 2, y2: y[t] }));
+      }
+    }
+    for (b = 0; b < m; b++) port.appendChild(box(g.boxes[b], x[b], y[b], w[b]));
+    shown = g; placed = { x: x, y: y, w: w, width: full, height: rows.length * (H + GY) };
+    status.textContent = m + " boxes shown, " + N + " nodes";
+    apply();
+  }
+  function box(rep, x, y, w) {
+    var text = repText(rep), kind = rep < I ? items[rep][1] : "n";
+    var cls = "an-box" + (kind === "fold" ? " an-fold" : kind === "module" || kind === "call" || kind === "run" ? " an-group" : "");
+    if (rep === selected) cls += " an-selected";
+    if (hits && hits.has(rep)) cls += " an-hit";
+    var more = rep < I && expandable(rep) ? " (press Enter to open)" : "";
+    var g = svgEl("g", { class: cls, tabindex: "0", role: "button", "aria-label": text + more });
+    var t = svgEl("title", {}); t.textContent = text + (rep < I && items[rep][4] ? "\n" + items[rep][4] : "");
+    g.appendChild(t);
+    g.appendChild(svgEl("rect", { x: x, y: y, width: w, height: H, rx: 4 }));
+    var s = svgEl("text", { x: x + 8, y: y + 18 });
+    s.textContent = text.length <= MAXC ? text : text.slice(0, MAXC - 1) + "\u2026";
+    g.appendChild(s);
+    g.addEventListener("click", function () { choose(rep, true); });
+    g.addEventListener("keydown", function (ev) {
+      if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); ev.stopPropagation(); choose(rep, true); }
+    });
+    return g;
+  }
+  function choose(rep, toggle) {
+    selected = rep;
+    var opening = toggle && rep < I && expandable(rep);
+    if (opening) open[rep] = 1;
+    draw(); details();
+    if (opening) centreInside(rep);
+  }
+  function centreInside(i) { // on the first box that item i opened to
+    for (var b = 0; b < shown.boxes.length; b++) {
+      var r = shown.boxes[b], o = r < I ? r : D.owner[r - I];
+      if (o >= 0 && ancestors(o).indexOf(i) >= 0) return centre(r);
+    }
+  }
+
+  // -- Details ------------------------------------------------------------
+  function ancestors(i) {
+    var chain = [];
+    while (i >= 0) { chain.push(i); i = items[i][0]; }
+    return chain;
+  }
+  function closeButton(i, text) {
+    var b = el("button", { type: "button" }, text);
+    b.addEventListener("click", function () {
+      for (var k = 0; k < I; k++) if (open[k] && ancestors(k).indexOf(i) >= 0) open[k] = 0;
+      selected = i; draw(); details();
+    });
+    return b;
+  }
+  function details() {
+    while (side.firstChild) side.removeChild(side.firstChild);
+    if (selected < 0) {
+      side.appendChild(el("h2", {}, "Details"));
+      side.appendChild(el("p", {}, "Click a box to open it (a module, a fold or one call of a fold) and to see what it saved."));
+      return;
+    }
+    var owner;
+    if (selected < I) {
+      var it = items[selected];
+      side.appendChild(el("h2", {}, itemText(selected)));
+      if (it[4]) side.appendChild(el("p", {}, it[4]));
+      if (it[5] !== null) side.appendChild(el("p", {}, "module path: " + (it[5] || "the model")));
+      side.appendChild(el("p", {}, count[selected] + " nodes; saved by them: " + fmtBytes(bytes[selected]) + " (summed per node, shared storages counted at each)"));
+      if (open[selected]) side.appendChild(closeButton(selected, "Close this " + it[1]));
+      owner = it[0];
+    } else {
+      var n = selected - I;
+      side.appendChild(el("h2", {}, "[" + n + "] " + D.kinds[D.kind[n]]));
+      var path = D.module[n];
+      side.appendChild(el("p", {}, path === null ? "made outside the model" : "module path: " + (path || "the model")));
+      if (D.text[n]) side.appendChild(el("p", {}, "names: " + D.text[n]));
+      var rows = D.saved[n];
+      if (rows.length) {
+        var table = el("table", {});
+        var head = el("tr", {});
+        ["saved", "shape", "dtype", "bytes"].forEach(function (h) { head.appendChild(el("th", { scope: "col" }, h)); });
+        table.appendChild(head);
+        rows.forEach(function (row, k) {
+          var tr = el("tr", {});
+          tr.appendChild(el("td", {}, String(k)));
+          tr.appendChild(el("td", {}, "(" + row[0].join(", ") + (row[0].length === 1 ? ",)" : ")")));
+          tr.appendChild(el("td", {}, row[1]));
+          tr.appendChild(el("td", {}, fmtBytes(row[2])));
+          table.appendChild(tr);
+        });
+        side.appendChild(table);
+      } else {
+        side.appendChild(el("p", {}, "saves no tensor (or backward freed them)"));
+      }
+      owner = D.owner[n];
+    }
+    var chain = owner >= 0 ? ancestors(owner) : [];
+    chain.forEach(function (a) { if (open[a]) side.appendChild(closeButton(a, "Close " + itemText(a))); });
+  }
+
+  // -- Search ---------------------------------------------------------------
+  var results = el("ol", { id: "an-results", "aria-label": "search results" });
+  bar.appendChild(results);
+  function reveal(n) {
+    var o = D.owner[n];
+    if (o >= 0) ancestors(o).forEach(function (a) { if (expandable(a)) open[a] = 1; });
+    selected = I + n; draw(); details(); centre(I + n);
+  }
+  search.addEventListener("input", function () {
+    var q = search.value.trim().toLowerCase();
+    while (results.firstChild) results.removeChild(results.firstChild);
+    hits = null;
+    if (q) {
+      hits = new Set();
+      var r = repsOfItems(), found = 0;
+      for (var n = 0; n < N; n++) {
+        var kind = D.kinds[D.kind[n]], path = D.module[n] || "";
+        if (kind.toLowerCase().indexOf(q) < 0 && path.toLowerCase().indexOf(q) < 0) continue;
+        hits.add(repOf(r, n)); found++;
+        if (found <= 50) {
+          var li = el("li", {}), b = el("button", { type: "button" }, "[" + n + "] " + kind + (path ? " in " + path : ""));
+          b.addEventListener("click", reveal.bind(null, n));
+          li.appendChild(b); results.appendChild(li);
+        }
+      }
+      status.textContent = found + " nodes match";
+    }
+    draw();
+  });
+  closeAll.addEventListener("click", function () { open.fill(0); selected = -1; draw(); details(); doFit(); });
+
+  // -- Pan and zoom ---------------------------------------------------------
+  function apply() { port.setAttribute("transform", "translate(" + view.x + " " + view.y + ") scale(" + view.s + ")"); }
+  function doFit() {
+    var bw = main.clientWidth || 800, bh = main.clientHeight || 600;
+    var s = Math.min(1.5, bw / (placed.width + 40), bh / (placed.height + 40));
+    view.s = Math.max(s, 0.05);
+    view.x = (bw - placed.width * view.s) / 2; view.y = 20;
+    apply();
+  }
+  function centre(rep) {
+    var b = shown.boxes.indexOf(rep);
+    if (b < 0) return;
+    var bw = main.clientWidth || 800, bh = main.clientHeight || 600;
+    view.x = bw / 2 - (placed.x[b] + placed.w[b] / 2) * view.s;
+    view.y = bh / 2 - (placed.y[b] + H / 2) * view.s;
+    apply();
+  }
+  function zoom(f, cx, cy) {
+    var s = Math.min(8, Math.max(0.02, view.s * f));
+    view.x = cx - (cx - view.x) * (s / view.s); view.y = cy - (cy - view.y) * (s / view.s);
+    view.s = s; apply();
+  }
+  main.addEventListener("wheel", function (ev) {
+    ev.preventDefault();
+    var rect = main.getBoundingClientRect();
+    zoom(ev.deltaY < 0 ? 1.15 : 1 / 1.15, ev.clientX - rect.left, ev.clientY - rect.top);
+  }, { passive: false });
+  var drag = null;
+  svg.addEventListener("pointerdown", function (ev) { drag = [ev.clientX, ev.clientY, view.x, view.y]; });
+  window.addEventListener("pointermove", function (ev) {
+    if (!drag) return;
+    view.x = drag[2] + ev.clientX - drag[0]; view.y = drag[3] + ev.clientY - drag[1]; apply();
+  });
+  window.addEventListener("pointerup", function () { drag = null; });
+  main.addEventListener("keydown", function (ev) {
+    var step = 40, bw = main.clientWidth / 2, bh = main.clientHeight / 2;
+    if (ev.key === "ArrowLeft") view.x += step;
+    else if (ev.key === "ArrowRight") view.x -= step;
+    else if (ev.key === "ArrowUp") view.y += step;
+    else if (ev.key === "ArrowDown") view.y -= step;
+    else if (ev.key === "+" || ev.key === "=") return zoom(1.25, bw, bh);
+    else if (ev.key === "-") return zoom(0.8, bw, bh);
+    else if (ev.key === "0") return doFit();
+    else return;
+    ev.preventDefault(); apply();
+  });
+  fit.addEventListener("click", doFit);
+
+  draw(); details(); doFit();
+})();

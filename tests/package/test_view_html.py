@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from autograd_notes import format_graph, to_html, track_modules
+from autograd_notes.view_html import GraphHtml
+
+
+def _block() -> torch.nn.Module:
+    return torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh())
+
+
+def _stack() -> tuple[torch.nn.Module, torch.Tensor]:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(4, 8),
+        torch.nn.Sequential(*[_block() for _ in range(5)]),
+        torch.nn.Linear(8, 2),
+    )  # fmt: skip
+    return model, torch.randn(3, 4)
+
+
+def _data(page: GraphHtml) -> dict[str, object]:
+    found = re.search(r'<script type="application/json" id="an-data">(.*?)</script>',
+                      page.html, re.S)  # fmt: skip
+    assert found is not None
+    loaded: dict[str, object] = json.loads(found.group(1))
+    return loaded
+
+
+def _traced() -> tuple[torch.Tensor, object]:
+    model, x = _stack()
+    with track_modules(model) as trace:
+        loss = model(x).square().sum()
+    return loss, trace
+
+
+def test_the_page_is_the_same_bytes_on_every_run() -> None:
+    pages = []
+    for _ in range(2):
+        loss, trace = _traced()
+        pages.append(to_html(loss, modules=trace, title="stack").html)  # type: ignore[arg-type]
+    assert pages[0] == pages[1]
+
+
+def test_the_page_fetches_nothing() -> None:
+    loss, trace = _traced()
+    page = to_html(loss, modules=trace).html  # type: ignore[arg-type]
+    assert "http" not in page.lower()  # no URL at all, so none to fetch
+    assert not re.search(r"\b(src|href)\s*=", page)
+    for word in ("fetch(", "XMLHttpRequest", "import(", "@import", "url("):
+        assert word not in page
+    assert page.count("<script") == 2  # the data and the inlined script
+
+
+def test_the_top_level_is_format_graph_at_depth_1_with_its_numbering() -> None:
+    loss, trace = _traced()
+    text = format_graph(loss, modules=trace, depth=1)  # type: ignore[arg-type]
+    data = _data(to_html(loss, modules=trace))  # type: ignore[arg-type]
+    items = data["items"]
+    assert isinstance(items, list)
+    tops = [item for item in items if item[0] == -1]
+    assert len(tops) == data["tops"] == len(text.splitlines())
+    for line, (_, _, label, title, note, _) in zip(
+        text.splitlines(), tops, strict=True
+    ):
+        shown = f"{label} {title}" + (f"  ({note})" if note else "")
+        assert line.startswith(shown), (line, shown)
+    # module 1 (one call) opens to the five blocks as one fold
+    [one] = [i for i, item in enumerate(items) if item[3] == "1" and item[0] == -1]
+    assert [item[3] for item in items if item[0] == one] == ["1.0–1.4 × 5"]
+
+
+def test_every_node_belongs_to_an_item_and_a_fold_opens_to_its_calls() -> None:
+    loss, trace = _traced()
+    data = _data(to_html(loss, modules=trace))  # type: ignore[arg-type]
+    items, owner = data["items"], data["owner"]
+    assert isinstance(items, list)
+    assert isinstance(owner, list)
+    assert min(owner) >= 0
+    assert all(item[0] < i for i, item in enumerate(items))  # parents come first
+    [fold] = [i for i, item in enumerate(items) if item[1] == "fold"]
+    calls = [item[3] for item in items if item[0] == fold and item[1] == "call"]
+    assert calls == [f"1.{k} (call 0)" for k in range(5)]
+    params = [i for i, item in enumerate(items) if item[0] == fold][-1]
+    assert items[params][3] == "parameters"
+    assert sum(o == params for o in owner) == 10  # the blocks' weights and biases
+
+
+def test_without_a_trace_the_entries_are_the_plain_view() -> None:
+    a = torch.ones(2, requires_grad=True)
+    z = a
+    for _ in range(10):
+        z = z * 1.5
+    data = _data(to_html(z))
+    items = data["items"]
+    assert isinstance(items, list)
+    assert [(i[2], i[3]) for i in items] == [
+        ("[0-9]", "MulBackward0 ×10"),
+        ("[10]", "AccumulateGrad"),
+    ]
+    # each MulBackward0 saved the wrapped scalar 1.5: 0-dim, float64, 8 bytes
+    assert data["saved"] == [[[[], "float64", 8]]] * 10 + [[]]
+
+
+def test_the_static_svg_shows_the_top_level() -> None:
+    loss, trace = _traced()
+    page = to_html(loss, modules=trace)  # type: ignore[arg-type]
+    assert "<noscript><svg " in page.html
+    assert page.svg.startswith('<svg xmlns="http://www.w3.org/2000/svg" ')
+    assert page.svg.count("<rect ") == _data(page)["tops"]
+
+
+def test_repr_html_and_save(tmp_path: Path) -> None:
+    a = torch.ones(2, requires_grad=True)
+    page = to_html((a * 2).sum())
+    assert page._repr_html_().startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
+    path = page.save(tmp_path / "graph.html")
+    assert path.read_bytes() == page.html.encode("utf-8")
+    with pytest.raises(TypeError, match=r"save\(\) argument 'path' must be a str or"):
+        page.save(3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"root": 3}, TypeError, r"to_html\(\) argument 'root' must be"),
+        ({"modules": "m"}, TypeError, r"argument 'modules' must be a ModuleTrace"),
+        ({"collapse": 1}, TypeError, r"argument 'collapse' must be a bool"),
+        ({"title": None}, TypeError, r"argument 'title' must be a str, not None"),
+        ({"root": torch.ones(2)}, ValueError, r"argument 'root' must be a tensor wi"),
+    ],
+)
+def test_argument_errors(
+    kwargs: dict[str, object], error: type[Exception], match: str
+) -> None:
+    a = torch.ones(2, requires_grad=True)
+    args: dict[str, object] = {"root": (a * 2).sum(), **kwargs}
+    with pytest.raises(error, match=match):
+        to_html(**args)  # type: ignore[arg-type]
