@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -195,6 +195,38 @@ def _items(view: View, names: Names, modules: ModuleTrace | None) -> _Items:
     return items
 
 
+def _table(values: Sequence[object]) -> tuple[list[object], list[int]]:
+    """Each distinct value once (in order of first use), and each value's index."""
+    codes: dict[str, int] = {}
+    found = [codes.setdefault(json.dumps(v), len(codes)) for v in values]
+    return [json.loads(v) for v in codes], found
+
+
+def _node_data(view: View, names: Names, owner: list[int]) -> dict[str, object]:
+    """Per node, compact (view.js decodes): tables of kinds, paths, saves."""
+    graph = view.graph
+    n = len(graph.nodes)
+    kinds, kind = _table(view.kinds)
+    paths, path = _table(view.module_of or [None] * n)
+    saves, save = _table([_saved(fn) for fn in graph.nodes])
+    starts, inputs = graph.starts, graph.inputs
+    texts = ((i, _node_text(view, i, names)) for i in range(n))
+    return {
+        "kinds": kinds,
+        "kind": kind,
+        "owner": owner,
+        "degree": [starts[i + 1] - starts[i] for i in range(n)],
+        "input": [
+            inputs[k] - i for i in range(n) for k in range(starts[i], starts[i + 1])
+        ],
+        "paths": paths,
+        "path": path,
+        "saves": saves,
+        "save": save,
+        "names": [[i, text] for i, text in texts if text],
+    }
+
+
 def _node_text(view: View, i: int, names: Names) -> str:
     fn = view.graph.nodes[i]
     if view.kinds[i] == LEAF:
@@ -355,23 +387,12 @@ def to_html(
         )  # fmt: skip
     view = build_view(node, index, collapse, modules, 1 if modules else None)
     items = _items(view, index, modules)
-    graph = view.graph
-    kinds = sorted(set(view.kinds))
-    kind_code = {k: c for c, k in enumerate(kinds)}
-    module_of = view.module_of or [None] * len(graph.nodes)
     data = {
         "title": title,
         "box": [_CHAR, _HEIGHT, _GAP_X, _GAP_Y, _MAX_CHARS],
         "tops": len(view.first),
         "items": items.rows,
-        "kinds": kinds,
-        "kind": [kind_code[k] for k in view.kinds],
-        "owner": items.owner,
-        "starts": graph.starts,
-        "inputs": graph.inputs,
-        "module": module_of,
-        "text": [_node_text(view, i, index) for i in range(len(graph.nodes))],
-        "saved": [_saved(fn) for fn in graph.nodes],
+        **_node_data(view, index, items.owner),
     }
     payload = _script(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
     svg = _static_svg(items, len(view.first))  # inline: no namespace needed

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -25,11 +26,12 @@ def _stack() -> tuple[torch.nn.Module, torch.Tensor]:
     return model, torch.randn(3, 4)
 
 
-def _data(page: GraphHtml) -> dict[str, object]:
+def _data(page: GraphHtml) -> dict[str, Any]:
     found = re.search(r'<script type="application/json" id="an-data">(.*?)</script>',
                       page.html, re.S)  # fmt: skip
     assert found is not None
-    loaded: dict[str, object] = json.loads(found.group(1))
+    loaded: dict[str, Any] = json.loads(found.group(1))
+    loaded["saved"] = [loaded["saves"][s] for s in loaded["save"]]  # as view.js
     return loaded
 
 

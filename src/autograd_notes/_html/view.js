@@ -12,7 +12,16 @@
     d.innerHTML = "<svg></svg>";
     return d.firstChild.namespaceURI;
   })();
-  var items = D.items, I = items.length, N = D.kind.length;
+  var items = D.items, I = items.length, N = D.kind.length, n, k;
+  // Decode the compact per-node data (see view_html._node_data).
+  D.starts = new Int32Array(N + 1); D.inputs = new Int32Array(D.input.length);
+  D.module = new Array(N); D.saved = new Array(N); D.text = new Array(N);
+  for (n = 0, k = 0; n < N; n++) {
+    D.starts[n + 1] = D.starts[n] + D.degree[n];
+    for (; k < D.starts[n + 1]; k++) D.inputs[k] = D.input[k] + n;
+    D.module[n] = D.paths[D.path[n]]; D.saved[n] = D.saves[D.save[n]]; D.text[n] = "";
+  }
+  D.names.forEach(function (p) { D.text[p[0]] = p[1]; });
   var CHAR = D.box[0], H = D.box[1], GX = D.box[2], GY = D.box[3], MAXC = D.box[4];
   var open = new Uint8Array(I);
   var count = new Float64Array(I), bytes = new Float64Array(I);
@@ -23,7 +32,7 @@
     for (var k = 0; k < rows.length; k++) t += rows[k][2];
     return t;
   };
-  for (var n = 0; n < N; n++) {
+  for (n = 0; n < N; n++) {
     var o = D.owner[n];
     if (o >= 0) { count[o] += 1; bytes[o] += nodeBytes(n); }
   }
