@@ -353,6 +353,7 @@
     ev.preventDefault(); apply();
   });
   fit.addEventListener("click", doFit);
+  window.addEventListener("resize", doFit);
 
   draw(); details(); doFit();
 })();
