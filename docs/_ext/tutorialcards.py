@@ -113,7 +113,9 @@ class GalleryCards(SphinxTransform):
                 type="translation",
             )
             return match.group(0)
-        return before + html.escape(unmarked(chinese)) + after
+        # As text, code is set off by a space (in the article, by its box).
+        text = unmarked(chinese.replace("\\ ", " "))
+        return before + html.escape(text) + after
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
