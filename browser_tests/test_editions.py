@@ -105,14 +105,14 @@ def drawn_fonts(page: Page, selector: str) -> list[str]:
 
 
 @pytest.mark.parametrize("edition", ["en"])
-@pytest.mark.parametrize("page_path", ["index.html", "about.html"])
+@pytest.mark.parametrize("path", ["index.html", "about.html"])
 def test_chinese_on_english_pages_says_so(
-    context: BrowserContext, edition_url: str, edition: str, page_path: str
+    context: BrowserContext, edition_url: str, edition: str, path: str
 ):
     """Chinese words on an English page (the edition switcher's 中文, the
     landing page's 简体中文) carry lang="zh-CN", so Chromium draws them in a
     Simplified Chinese font, not the Japanese fallback an English page gets."""
-    page, visit = webcheck.open_page(context, edition_url + page_path)
+    page, visit = webcheck.open_page(context, edition_url + path)
     untagged = page.evaluate(
         """() => {
           const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);

@@ -85,7 +85,15 @@ DEFECTS: dict[str, tuple[str, str]] = {
         "</tr></thead><tbody><tr><td>a cell without its label</td></tr></tbody>"
         "</table></div>",
     ),
-    # Wider than the column, and without the shadow that says it scrolls.
+    # Python code wider than a desktop's column.
+    "long-code.html": (
+        TUTORIAL,
+        '<div class="highlight-Python"><div class="highlight"><pre>'
+        + "x = ["
+        + "1234, " * 30
+        + "]</pre></div></div>",
+    ),
+    # Wider than a phone, and without the shadow that says it scrolls.
     "long-output.html": (
         TUTORIAL,
         '<div class="sphx-glr-script-out"><div class="highlight"><pre style="'
@@ -192,13 +200,21 @@ def test_unlabelled_stacked_table_is_found(browser: Browser, broken_url: str):
     assert any("has no label" in p for p in report["tables"]), report
 
 
-@pytest.mark.parametrize("size", list(WIDTHS))
-def test_long_output_line_is_found(browser: Browser, broken_url: str, size: str):
-    """Too wide for a desktop's column; on a phone, no cue that it scrolls."""
+def test_long_code_line_is_found(browser: Browser, broken_url: str):
+    """On a desktop, code wider than the column (it scrolls: no cue wanted)."""
+    path = sibling(TUTORIAL, "long-code.html")
+    report = broken_report(browser, broken_url, path, "desktop")
+    assert any("x = [1234" in p and "a line is" in p for p in report["blocks"]), report
+    assert broken_report(browser, broken_url, path, "phone")["blocks"] == []
+
+
+def test_long_output_line_without_its_cue_is_found(browser: Browser, broken_url: str):
+    """On a phone, an output that scrolls must show it; on a desktop it wraps."""
     path = sibling(TUTORIAL, "long-output.html")
-    report = broken_report(browser, broken_url, path, size)
-    wanted = "a line is" if size == "desktop" else "no cue that it scrolls"
-    assert any("tensor([0.1234" in p and wanted in p for p in report["blocks"]), report
+    report = broken_report(browser, broken_url, path, "phone")
+    found = [p for p in report["blocks"] if "tensor([0.1234" in p]
+    assert any("no cue that it scrolls" in p for p in found), report
+    assert broken_report(browser, broken_url, path, "desktop")["blocks"] == []
 
 
 @pytest.mark.parametrize("size", list(WIDTHS))
