@@ -254,7 +254,8 @@ def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Mod
     bool_mask = as_bool_mask(mask, weight, func, weight_name=f"module.{name}")
     parametrize.register_parametrization(module, name, _MaskParametrization(bool_mask))
     if _HOOKED not in vars(module):  # hook once; the mark travels with the hooks
-        module.register_load_state_dict_pre_hook(_check_saved_masks)  # type: ignore[no-untyped-call]
+        hook = _check_saved_masks
+        module.register_load_state_dict_pre_hook(hook)  # type: ignore[no-untyped-call]
         vars(module)[_HOOKED] = True
     return module
 

@@ -195,8 +195,9 @@ class MaskedLinearFunction(torch.autograd.Function):
     >>> MaskedLinearFunction.apply(x, w, m[0], None, "prune")
     Traceback (most recent call last):
     ...
-    ValueError: MaskedLinearFunction.apply() argument 'mask' must have shape (2, 2) like 'weight', not (2,)
-    """  # noqa: E501
+    ValueError: MaskedLinearFunction.apply() argument 'mask' must have shape
+    (2, 2) like 'weight', not (2,)
+    """
 
     generate_vmap_rule = True
 
