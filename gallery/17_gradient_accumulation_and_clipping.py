@@ -295,6 +295,6 @@ assert same(grads(model), full)
 # %%
 # What next
 # ---------
-# Later, in 18: the same recipe in lower precision, where the gradient has
-# to be unscaled before it is clipped. Until then, the cheat sheet lists the
-# calls of this page: :doc:`/reference/cheatsheet`.
+# The same recipe in lower precision, where the gradient has to be unscaled
+# before it is clipped: :ref:`sphx_glr_tutorials_18_mixed_precision.py`. The
+# cheat sheet lists the calls of this page: :doc:`/reference/cheatsheet`.
