@@ -1,7 +1,6 @@
 """The zh_CN edition's i18n jobs that Sphinx's gettext support and sphinx-intl lack.
 
 * :func:`messages`, :func:`plain`, :func:`unmarked`: current translations, for raw HTML;
-* :class:`KeepDocstringsEnglish`: the API reference is never in the catalogs;
 * :func:`theme_strings` (``config-inited``): our words for sphinx-book-theme's strings;
 * :class:`RequireTranslation`, :func:`no_fuzzy` (``builder-inited``): warn on
   untranslated, fuzzy or unrendered messages;
@@ -23,14 +22,13 @@ from babel.messages.catalog import Catalog
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from docutils import nodes
-from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.search.zh import SearchChinese
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 from sphinx.util.i18n import docname_to_domain
-from sphinx.util.nodes import NodeMatcher, extract_messages, is_translatable
+from sphinx.util.nodes import NodeMatcher, extract_messages
 
 logger = logging.getLogger(__name__)
 ROLE = re.compile(r":\w+:`([^`<]*?)\s*(?:<[^>]*>)?`")
@@ -74,19 +72,6 @@ def _inside(node: nodes.Node, kind: type) -> bool:
         if isinstance(node, kind):
             return True
     return False
-
-
-class KeepDocstringsEnglish(SphinxTransform):
-    """The API reference's messages (not inlines: signatures) are not translatable."""
-
-    default_priority = 10  # before sphinx.transforms.i18n.Locale (20)
-
-    def apply(self, **kwargs: Any) -> None:
-        for node in list(self.document.findall(is_translatable)):
-            if isinstance(node, nodes.TextElement) and (
-                "docstring of " in (node.source or "") or _inside(node, addnodes.desc)
-            ):
-                node["translatable"] = False
 
 
 def theme_strings(app: Sphinx, config: Config) -> None:
@@ -197,7 +182,6 @@ class ChineseSearch(SearchChinese):
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.add_transform(KeepDocstringsEnglish)
     app.add_transform(RequireTranslation)
     app.add_search_language(ChineseSearch)
     app.connect("config-inited", theme_strings)
