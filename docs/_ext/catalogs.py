@@ -1,6 +1,9 @@
 """The zh_CN edition's i18n jobs that Sphinx's gettext support and sphinx-intl lack.
 
 * :func:`messages`, :func:`plain`, :func:`unmarked`: current translations, for raw HTML;
+* :class:`SphinxLabels`: the API entries' docstrings are messages like any page's,
+  but their field names and section rubrics ("Parameters", "Examples") are
+  Sphinx's words, translated by Sphinx's own catalog, not by ours;
 * :func:`theme_strings` (``config-inited``): our words for sphinx-book-theme's strings;
 * :class:`RequireTranslation`, :func:`no_fuzzy` (``builder-inited``): warn on
   untranslated, fuzzy or unrendered messages;
@@ -22,6 +25,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.search.zh import SearchChinese
@@ -72,6 +76,35 @@ def _inside(node: nodes.Node, kind: type) -> bool:
         if isinstance(node, kind):
             return True
     return False
+
+
+# The labels the Python domain and napoleon give an API entry's fields and
+# sections (as sphinx.domains.python and sphinx.ext.napoleon spell them).
+SPHINX_LABELS = (
+    "Parameters", "Returns", "Return type", "Raises", "Yields", "Receives",
+    "Variables", "Keyword Arguments", "Other Parameters", "Warns", "Attributes",
+    "Methods", "Example", "Examples", "Note", "Notes", "References", "See Also",
+    "Warning", "Warnings", "Todo",
+)  # fmt: skip
+
+
+class SphinxLabels(SphinxTransform):
+    """An API entry's field names and rubrics that are Sphinx's own labels
+    (already in the page's language) are not messages of the page."""
+
+    default_priority = 10  # before sphinx.transforms.i18n.Locale (20)
+
+    def apply(self, **kwargs: Any) -> None:
+        from sphinx.locale import _
+
+        labels = {str(_(label)) for label in SPHINX_LABELS}
+        for node in self.document.findall(nodes.Element):
+            if (
+                isinstance(node, (nodes.field_name, nodes.rubric))
+                and node.astext() in labels
+                and _inside(node, addnodes.desc_content)
+            ):
+                node["translatable"] = False
 
 
 def theme_strings(app: Sphinx, config: Config) -> None:
@@ -182,6 +215,7 @@ class ChineseSearch(SearchChinese):
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_transform(SphinxLabels)
     app.add_transform(RequireTranslation)
     app.add_search_language(ChineseSearch)
     app.connect("config-inited", theme_strings)
