@@ -40,7 +40,7 @@ READ = """() => {
   const headings = [...article.querySelectorAll('section > h2, section > h3')]
     .map((h) => ({text: text(h), id: h.parentElement.id}));
   const objects = [...article.querySelectorAll('dl.py > dt[id]')].map((d) => d.id);
-  const nav = document.querySelector('.bd-toc-nav');
+  const nav = document.querySelector('.bd-sidebar-secondary nav.page-toc');
   const entries = nav ? [...nav.querySelectorAll('li')].map((li) => {
     const a = li.querySelector(':scope > a');
     let depth = 0;

@@ -101,15 +101,28 @@ def soup(site: Path, language: str, page: Path) -> BeautifulSoup:
 
 
 def prose(paragraph: Tag) -> str:
-    """A paragraph's words: without code, names and links to the API."""
+    """A paragraph's words: without code, links, parameter names and types."""
     copy = BeautifulSoup(str(paragraph), "html.parser")
-    for code in copy.select("code, .sig, span.pre, a.reference code, strong"):
+    for code in copy.select("code, .sig, span.pre, a, strong, em"):
         code.decompose()
     return " ".join(copy.get_text().split())
 
 
+# The field that holds a type, not a sentence (Sphinx's word for it).
+RETURN_TYPE = ("Return type", "返回类型")
+
+
 def docstring_paragraphs(page: BeautifulSoup) -> list[Tag]:
-    return [p for p in page.select("article dl.py > dd p") if p.get_text(strip=True)]
+    """The paragraphs of the API entries, the return types aside."""
+    found = []
+    for paragraph in page.select("article dl.py > dd p"):
+        field = paragraph.find_parent("dd", class_=re.compile("field-"))
+        name = field.find_previous_sibling("dt") if field else None
+        if name is not None and name.get_text().strip(" :") in RETURN_TYPE:
+            continue
+        if paragraph.get_text(strip=True):
+            found.append(paragraph)
+    return found
 
 
 def untranslated(output: str, page: str) -> list[str]:
