@@ -38,8 +38,11 @@ REFERENCE = ROOT / "docs" / "reference"
 CATALOGS = ROOT / "docs" / "locale" / "zh_CN" / "LC_MESSAGES" / "reference"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 LATIN_WORD = re.compile(r"[A-Za-z]{3,}")
-# Where the package says what a mask is (masks.py, check_mask's docstring).
-EDITED = ("masks.py", "Validate ``mask`` against ``weight``")
+# The docstring edited: the first line of check_mask's (masks.py).
+EDITED = (
+    "masks.py",
+    "Validate ``mask`` against ``weight`` and return it as a bool tensor.",
+)
 ADDED = "A sentence the catalog has never seen."
 
 
@@ -187,7 +190,7 @@ def test_a_changed_docstring_fails_the_gate(site: Path, outputs: dict[str, str])
     finally:
         source.write_text(text, "utf-8")
     # The warning quotes the paragraph as text (its first 100 characters).
-    quoted = "Validate mask against weight and return it as a bool tensor."
+    quoted = "Validate mask against weight and return it as a bool tensor. A sentence"
     found = untranslated(output, "masks")
     assert any("untranslated message" in line and quoted in line for line in found), (
         output[-3000:]
