@@ -63,7 +63,8 @@ def test_chinese_page_reads_in_chinese(
     summary...) of the article is English prose, code, output, math and API
     names aside; no interface string (sidebar, header buttons, their tooltips
     and labels, footer, search field) is in English where the theme has it in
-    Chinese. The API reference pages' docstrings stay English by design."""
+    Chinese. The API reference pages' docstrings are translated too (their
+    doctests and signatures are code)."""
     report = page_checks(edition, page_path)
     # Not a failure (the theme has no Chinese for them), but not silent either.
     record_untranslated(

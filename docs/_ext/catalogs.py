@@ -1,7 +1,9 @@
 """The zh_CN edition's i18n jobs that Sphinx's gettext support and sphinx-intl lack.
 
 * :func:`messages`, :func:`plain`, :func:`unmarked`: current translations, for raw HTML;
-* :class:`KeepDocstringsEnglish`: the API reference is never in the catalogs;
+* :class:`SphinxLabels`: the API entries' docstrings are messages like any page's,
+  but their field names and section rubrics ("Parameters", "Examples") are
+  Sphinx's words, translated by Sphinx's own catalog, not by ours;
 * :func:`theme_strings` (``config-inited``): our words for sphinx-book-theme's strings;
 * :class:`RequireTranslation`, :func:`no_fuzzy` (``builder-inited``): warn on
   untranslated, fuzzy or unrendered messages;
@@ -30,7 +32,7 @@ from sphinx.search.zh import SearchChinese
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 from sphinx.util.i18n import docname_to_domain
-from sphinx.util.nodes import NodeMatcher, extract_messages, is_translatable
+from sphinx.util.nodes import NodeMatcher, extract_messages
 
 logger = logging.getLogger(__name__)
 ROLE = re.compile(r":\w+:`([^`<]*?)\s*(?:<[^>]*>)?`")
@@ -76,15 +78,31 @@ def _inside(node: nodes.Node, kind: type) -> bool:
     return False
 
 
-class KeepDocstringsEnglish(SphinxTransform):
-    """The API reference's messages (not inlines: signatures) are not translatable."""
+# The labels the Python domain and napoleon give an API entry's fields and
+# sections (as sphinx.domains.python and sphinx.ext.napoleon spell them).
+SPHINX_LABELS = (
+    "Parameters", "Returns", "Return type", "Raises", "Yields", "Receives",
+    "Variables", "Keyword Arguments", "Other Parameters", "Warns", "Attributes",
+    "Methods", "Example", "Examples", "Note", "Notes", "References", "See Also",
+    "Warning", "Warnings", "Todo",
+)  # fmt: skip
+
+
+class SphinxLabels(SphinxTransform):
+    """An API entry's field names and rubrics that are Sphinx's own labels
+    (already in the page's language) are not messages of the page."""
 
     default_priority = 10  # before sphinx.transforms.i18n.Locale (20)
 
     def apply(self, **kwargs: Any) -> None:
-        for node in list(self.document.findall(is_translatable)):
-            if isinstance(node, nodes.TextElement) and (
-                "docstring of " in (node.source or "") or _inside(node, addnodes.desc)
+        from sphinx.locale import _
+
+        labels = {str(_(label)) for label in SPHINX_LABELS}
+        for node in self.document.findall(nodes.Element):
+            if (
+                isinstance(node, (nodes.field_name, nodes.rubric))
+                and node.astext() in labels
+                and _inside(node, addnodes.desc_content)
             ):
                 node["translatable"] = False
 
@@ -197,7 +215,7 @@ class ChineseSearch(SearchChinese):
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.add_transform(KeepDocstringsEnglish)
+    app.add_transform(SphinxLabels)
     app.add_transform(RequireTranslation)
     app.add_search_language(ChineseSearch)
     app.connect("config-inited", theme_strings)

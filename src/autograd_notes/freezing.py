@@ -501,8 +501,8 @@ def keep_frozen(
     ``param``; ``model.float()`` then restores the registered values bit for bit) and
     raise :class:`RuntimeError` for a changed shape, before the step. A cast that makes
     a new parameter object (with
-    ``torch.__future__.set_overwrite_module_params_on_conversion(True)``) leaves the
-    optimizer, and this guard, with the old one: build a new optimizer and call this
+    ``torch.__future__.set_overwrite_module_params_on_conversion(True)``) keeps the
+    optimizer, and this guard, on the old one: build a new optimizer and call this
     again. Gradients are untouched: add :func:`.register_grad_mask` if they must not
     reach a gradient-norm clip or a non-elementwise update.
 

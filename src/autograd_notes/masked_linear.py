@@ -378,8 +378,9 @@ class MaskedLinear(nn.Module):
     TypeError, ValueError
         Naming the argument, before allocating the parameters: a size not a
         non-negative int, a ``bias`` not a bool, a bad ``mode``, ``device`` or
-        ``dtype``, or a mask that is not of shape ``(out_features,
-        in_features)``, on the layer's device, bool or floating 0/1.
+        ``dtype``, or a mask that is not of shape
+        ``(out_features, in_features)``, on the layer's device, bool or
+        floating 0/1.
 
     Examples
     --------
