@@ -41,7 +41,6 @@ extensions = [
     "sphinx.ext.intersphinx",
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
-    "callforms",  # a custom autograd.Function reads Function.apply(...)
     "sphinx_copybutton",
     "sphinx_design",
     "sphinx-mathjax-offline",  # MathJax served from _static: no CDN request
