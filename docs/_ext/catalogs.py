@@ -1,9 +1,7 @@
 """The zh_CN edition's i18n jobs that Sphinx's gettext support and sphinx-intl lack.
 
 * :func:`messages`, :func:`plain`, :func:`unmarked`: current translations, for raw HTML;
-* :class:`SphinxLabels`: the API entries' docstrings are messages like any page's,
-  but their field names and section rubrics ("Parameters", "Examples") are
-  Sphinx's words, translated by Sphinx's own catalog, not by ours;
+* :class:`SphinxLabels`: docstrings are messages; their field names are Sphinx's;
 * :func:`theme_strings` (``config-inited``): our words for sphinx-book-theme's strings;
 * :class:`RequireTranslation`, :func:`no_fuzzy` (``builder-inited``): warn on
   untranslated, fuzzy or unrendered messages;
@@ -18,6 +16,7 @@ import io
 import logging as stdlib_logging
 import re
 from collections.abc import Iterator
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -78,53 +77,37 @@ def _inside(node: nodes.Node, kind: type) -> bool:
     return False
 
 
-# The labels the Python domain and napoleon give an API entry's fields and
-# sections (as sphinx.domains.python and sphinx.ext.napoleon spell them).
-SPHINX_LABELS = (
-    "Parameters", "Returns", "Return type", "Raises", "Yields", "Receives",
-    "Variables", "Keyword Arguments", "Other Parameters", "Warns", "Attributes",
-    "Methods", "Example", "Examples", "Note", "Notes", "References", "See Also",
-    "Warning", "Warnings", "Todo",
-)  # fmt: skip
-
-
 class SphinxLabels(SphinxTransform):
-    """An API entry's field names and rubrics that are Sphinx's own labels
-    (already in the page's language) are not messages of the page."""
+    """An API entry's field names and rubrics ("Parameters", "Examples") are
+    Sphinx's and napoleon's labels, already in the page's language."""
 
     default_priority = 10  # before sphinx.transforms.i18n.Locale (20)
 
     def apply(self, **kwargs: Any) -> None:
-        from sphinx.locale import _
-
-        labels = {str(_(label)) for label in SPHINX_LABELS}
-        for node in self.document.findall(nodes.Element):
-            if (
-                isinstance(node, (nodes.field_name, nodes.rubric))
-                and node.astext() in labels
-                and _inside(node, addnodes.desc_content)
-            ):
+        for node in self.document.findall(NodeMatcher(nodes.field_name, nodes.rubric)):
+            if _inside(node, addnodes.desc_content):
                 node["translatable"] = False
 
 
 def theme_strings(app: Sphinx, config: Config) -> None:
-    """Our ``booktheme.po`` over the theme's (read early, for its header buttons)."""
+    """Our ``booktheme.po`` over the theme's (read early, for its header buttons),
+    and ``site.po``, our code's words (``sphinx.locale.get_translation("site")``)."""
     if config.language == "en":
         return
     from sphinx import locale
 
-    for folder in config.locale_dirs:
-        po = Path(app.srcdir, folder, config.language, "LC_MESSAGES", "booktheme.po")
+    for folder, domain in product(config.locale_dirs, ("booktheme", "site")):
+        po = Path(app.srcdir, folder, config.language, "LC_MESSAGES", f"{domain}.po")
         if not po.exists():
             continue
         compiled = io.BytesIO()
         write_mo(compiled, read(po))
         compiled.seek(0)
         ours = gettext.GNUTranslations(compiled)
-        theirs = locale.translators.get(("general", "booktheme"))
+        theirs = locale.translators.get(("general", domain))
         if theirs is not None and theirs.__class__ is not gettext.NullTranslations:
             ours.add_fallback(theirs)
-        locale.translators["general", "booktheme"] = ours
+        locale.translators["general", domain] = ours
 
 
 # Inline markup docutils left as text (outside code, math and raw HTML).
