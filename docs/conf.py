@@ -155,14 +155,10 @@ STREAMS_AT_CELL_END = (
 
 # -- A quiet build: progress and the result, nothing that reads as a warning ---
 def _quiet_build() -> None:
-    """No configuration dumps, no kernel notices (tests/site/test_quiet_build.py).
-
-    myst-parser's and myst-nb's setup loggers pass warnings only (they dump their
-    configuration at info level). The kernels start from a kernel spec written here,
-    first on ``JUPYTER_PATH``: ipykernel's, logging errors only (each kernel warns
-    that it talks over unencrypted local TCP, which myst-nb cannot change), one
-    stream chunk per cell, figures from ``figures.KERNEL_ARGS``.
-    """
+    """No configuration dumps, no kernel notices (tests/site/test_quiet_build.py):
+    myst's setup loggers pass warnings only; kernels start from our spec, first on
+    ``JUPYTER_PATH``: errors only (each warns of unencrypted local TCP), one
+    stream chunk per cell, figures from ``figures.KERNEL_ARGS``."""
     import json
     import logging
 
@@ -254,14 +250,8 @@ html_theme_options = {
     # The link to the same page in the other edition, before the buttons.
     "article_header_end": ["edition-switcher.html", "article-header-buttons.html"],
 }
-# Raw HTML, so not in the catalogs: one footer per edition.
-FOOTERS = {
-    "en": f"<p>Every output on this site was produced by torch {torch.__version__} "
-    "while the site was built.</p>",
-    "zh_CN": f"<p>本站的每一个输出，都是构建网站时由 torch {torch.__version__} "
-    "实际运行产生的。</p>",
-}
-SEARCH_BAR = {"en": "Search...", "zh_CN": "搜索……"}
+# Raw HTML, so not in the pages' catalogs: their Chinese is in site.po.
+FOOTER = "Every output on this site was produced by torch {} while the site was built."
 # "Suggest edit" (the theme renders this): a tutorial's script in gallery/; on a
 # zh page, its catalog. The theme wants "file_name" in the template.
 EDIT = f"{REPOSITORY}/edit/main/"
@@ -272,35 +262,32 @@ EDIT_PAGE = {
     "zh_CN": EDIT + "docs/locale/zh_CN/LC_MESSAGES/{{ pagename }}.po{# file_name #}",
 }
 html_context = {"default_mode": "auto", "edit_page_url_template": EDIT_PAGE["en"]}
-# The 404 page: raw HTML, so one per edition; its links are absolute (the
-# hosting layout: the path of html_baseurl, then the edition's folder).
-NOT_FOUND = {
-    "en": (
-        "Page not found",
-        "This page does not exist (any more). Start from the "
-        '<a href="{0}">home page</a> or <a href="{0}search.html">search</a>.',
-    ),
-    "zh_CN": (
-        "页面不存在",
-        '此页面不存在（或已移走）。请从<a href="{0}">首页</a>开始，'
-        '或<a href="{0}search.html">搜索</a>。',
-    ),
-}
+# The 404 page: raw HTML, its links absolute (the hosting layout: the path of
+# html_baseurl, then the edition's folder).
+NOT_FOUND = (
+    "Page not found",
+    "This page does not exist (any more). Start from the "
+    '<a href="{0}">home page</a> or <a href="{0}search.html">search</a>.',
+)
 
 
 def per_edition(app: Sphinx, config: Config) -> None:
-    """Settings that depend on the edition (``-D language=...``)."""
-    lang = config.language
-    config.html_theme_options["extra_footer"] = FOOTERS[lang]
+    """Settings that depend on the edition (``-D language=...``); our words in
+    it from site.po (``catalogs.theme_strings`` reads it first)."""
+    from sphinx.locale import get_translation
+
+    lang, words = config.language, get_translation("site")
+    footer = str(words(FOOTER)).format(torch.__version__)
+    config.html_theme_options["extra_footer"] = f"<p>{footer}</p>"
     # sphinx-book-theme's own catalog has no Chinese for its search box.
-    config.html_theme_options["search_bar_text"] = SEARCH_BAR[lang]
+    config.html_theme_options["search_bar_text"] = str(words("Search..."))
     config.html_context["edit_page_url_template"] = EDIT_PAGE[lang]
     if not os.environ.get("READTHEDOCS"):  # there, the library reads the address
         from editions import EDITIONS
 
         path = urlsplit(config.html_baseurl).path.rstrip("/") + "/"
         config.notfound_urls_prefix = path + EDITIONS[lang][1]
-    title, body = NOT_FOUND[lang]
+    title, body = (str(words(text)) for text in NOT_FOUND)
     body = body.format(config.notfound_urls_prefix)
     config.notfound_context = {
         "title": title,

@@ -258,7 +258,7 @@ def page_text_html(edition: str) -> str:
 def plain_chinese_messages() -> set[str]:
     found = set()
     for path in sorted(CATALOGS.glob("**/*.po")):
-        if path.stem in ("sphinx", "booktheme"):
+        if path.stem in ("sphinx", "booktheme", "site"):
             continue
         with path.open("rb") as f:
             catalog = read_po(f)
