@@ -57,8 +57,9 @@ REFERENCE = ROOT / "docs" / "reference"
 CATALOGS = ROOT / "docs" / "locale" / "zh_CN" / "LC_MESSAGES"
 EDITIONS = ("en", "zh_CN")
 PACKAGE = autograd_notes.__name__
+# The object's name, without a signature written in the directive: Name(...).
 AUTODOC = re.compile(
-    r"^\s*\.\. auto(?:function|class|method|attribute)::\s+(\S+)", re.M
+    r"^\s*\.\. auto(?:function|class|method|attribute)::\s+([^\s(]+)", re.M
 )
 
 
