@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
+from functools import reduce
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -22,8 +24,7 @@ _project = _pyproject["project"]
 _verified = _pyproject["tool"]["autograd-notes"]["verified-torch"]
 
 REPOSITORY = _project["urls"]["Repository"]  # named once, in pyproject.toml
-# Where this very build is served (-D html_baseurl=...): notebooks link there and
-# the downloads install the package's wheel from there (sitewheel.py).
+# Where this build is served (-D html_baseurl=...): downloads install from it.
 html_baseurl = _project["urls"]["Documentation"].rstrip("/") + "/"
 
 project = "autograd-notes"
@@ -73,11 +74,8 @@ exclude_patterns = [
     # PyTorch's inventory, its listing and their README: data, not pages.
     "inventories",
 ]
-suppress_warnings: list[str] = []
 
-# -- Two editions: English, and zh_CN (-D language=zh_CN) from the catalogs -----
-# docs/build.py builds both; the second reuses the first's executed outputs.
-# docs/_ext/catalogs.py fails the zh build on a message with no current translation.
+# -- Two editions: English, and zh_CN from the catalogs (docs/build.py) --------
 BUILD = DOCS / "_build"
 locale_dirs = ["locale/"]
 gettext_compact = False  # one catalog per page: docs/locale/zh_CN/LC_MESSAGES/
@@ -145,8 +143,7 @@ nb_execution_show_tb = True
 # A cell's warning (stderr) fails the build; pages that expect one print it.
 nb_output_stderr = "error"
 nb_merge_streams = True
-# myst-nb strips each stream chunk's end when it merges them, so output would depend
-# on when the kernel flushed: the kernel flushes once per cell (kernel spec below).
+# myst-nb strips each stream chunk's end as it merges them: one flush per cell.
 STREAMS_AT_CELL_END = (
     "--IPKernelApp.exec_lines="
     "import sys; sys.stdout.flush_interval = sys.stderr.flush_interval = 1e9"
@@ -182,8 +179,7 @@ def _quiet_build() -> None:
 
 _quiet_build()
 
-# -- Redirects: tutorial NN became NN+1 when the first tutorial came ----------
-# tests/site/test_redirects.py fails on a page renamed or deleted without one.
+# -- Redirects: tutorial NN became NN+1 (tests/site/test_redirects.py) ---------
 RENUMBERED = """leaf_tensors grad_fn_and_the_graph detach_and_stopping_gradients
 in_place_and_views backward_of_non_scalars several_losses training_part_of_a_weight
 writing_a_custom_function testing_a_custom_function hooks non_differentiable_points
@@ -208,8 +204,7 @@ sphinx_gallery_conf = {
     "backreferences_dir": "reference/generated/backreferences",
     "remove_config_comments": True,
     "image_srcset": ["2x"],
-    # Graph drawings: alt text that says what they show (figures.py).
-    "image_scrapers": ("figures.graph_scraper",),
+    "image_scrapers": ("figures.graph_scraper",),  # graphs: alt text (figures.py)
     "show_signature": False,
     "write_computation_times": False,  # its page loads scripts from CDNs
     "min_reported_time": float("inf"),  # no machine-dependent "running time"
@@ -303,7 +298,16 @@ def quote_the_article(app: Sphinx, pagename: str, *args: object) -> None:
         app.add_js_file("search-snippets.js")
 
 
+def own_source(app: Sphinx, modname: str, fullname: str) -> str | None:
+    """viewcode: what we inherit from torch (``Function.apply``) shows no source."""
+    module = importlib.import_module(modname)
+    obj = reduce(lambda o, n: getattr(o, n, None), fullname.split("."), module)
+    ours = getattr(obj, "__module__", "autograd_notes").startswith("autograd_notes")
+    return None if ours else modname
+
+
 def setup(app: Sphinx) -> None:
+    app.connect("viewcode-follow-imported", own_source)
     app.connect("config-inited", per_edition)
     app.connect("html-page-context", quote_the_article)
     # sphinx-mathjax-offline only copies MathJax into _static, but does not say
