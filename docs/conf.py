@@ -299,11 +299,11 @@ def quote_the_article(app: Sphinx, pagename: str, *args: object) -> None:
 
 
 def own_source(app: Sphinx, modname: str, fullname: str) -> str | None:
-    """viewcode: what we inherit from torch (``Function.apply``) shows no source."""
-    module = importlib.import_module(modname)
-    obj = reduce(lambda o, n: getattr(o, n, None), fullname.split("."), module)
+    """viewcode: what we inherit from torch (``Function.apply``) gets no source link."""
+    owner = getattr(importlib.import_module(modname), fullname.split(".")[0])
+    obj = reduce(lambda o, n: getattr(o, n, None), fullname.split(".")[1:], owner)
     ours = getattr(obj, "__module__", "autograd_notes").startswith("autograd_notes")
-    return None if ours else modname
+    return None if ours else owner.__module__
 
 
 def setup(app: Sphinx) -> None:
