@@ -245,17 +245,6 @@ def browser() -> Iterator[Browser]:
         browser.close()
 
 
-# The API reference pages: their docstrings stay English by design (the build
-# keeps them out of the catalogs, and the reference index says so). They are the
-# pages whose source documents a module of the package, so a new one counts too.
-API_PAGES = frozenset(
-    f"reference/{source.stem}.html"
-    for source in sorted((ROOT / "docs" / "reference").glob("*.md"))
-    if ".. automodule:: autograd_notes." in source.read_text(encoding="utf-8")
-)
-assert len(API_PAGES) >= 6, f"API reference pages not found: {sorted(API_PAGES)}"
-
-
 def make_checks(
     browser: Browser, base: str, page_views: views.PageViews, **options: Any
 ) -> webcheck.PageChecks:
@@ -267,9 +256,7 @@ def make_checks(
     ) -> None:
         page_views.keep(edition, path, "desktop", page, visit)
 
-    return webcheck.PageChecks(
-        browser, base, VIEWPORT, api_pages=API_PAGES, on_load=desktop_view, **options
-    )
+    return webcheck.PageChecks(browser, base, VIEWPORT, on_load=desktop_view, **options)
 
 
 # Threads that check pages ahead of the tests, each with its own Chromium.

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import tomllib
 import webcheck
+from playwright.sync_api import BrowserContext, Page
 
 
 def test_editions_have_the_same_pages(site: Path):
@@ -62,7 +63,8 @@ def test_chinese_page_reads_in_chinese(
     summary...) of the article is English prose, code, output, math and API
     names aside; no interface string (sidebar, header buttons, their tooltips
     and labels, footer, search field) is in English where the theme has it in
-    Chinese. The API reference pages' docstrings stay English by design."""
+    Chinese. The API reference pages' docstrings are translated too (their
+    doctests and signatures are code)."""
     report = page_checks(edition, page_path)
     # Not a failure (the theme has no Chinese for them), but not silent either.
     record_untranslated(
@@ -89,3 +91,47 @@ def test_each_edition_names_its_own_canonical_address(site: Path):
         for page in pages:
             found = link.findall((edition_site / page).read_text(encoding="utf-8"))
             assert found == [f"{base}{folder}{page}"], (edition, page)
+
+
+def drawn_fonts(page: Page, selector: str) -> list[str]:
+    """The families of the fonts that draw the text of ``selector``'s first match."""
+    session = page.context.new_cdp_session(page)
+    session.send("DOM.enable")
+    session.send("CSS.enable")
+    root = session.send("DOM.getDocument", {"depth": -1})["root"]["nodeId"]
+    node = session.send("DOM.querySelector", {"nodeId": root, "selector": selector})
+    fonts = session.send("CSS.getPlatformFontsForNode", {"nodeId": node["nodeId"]})
+    session.detach()
+    return [font["familyName"] for font in fonts["fonts"]]
+
+
+@pytest.mark.parametrize("edition", ["en"])
+@pytest.mark.parametrize("path", ["index.html", "about.html"])
+def test_chinese_on_english_pages_says_so(
+    context: BrowserContext, edition_url: str, edition: str, path: str
+):
+    """Chinese words on an English page (the edition switcher's 中文, the
+    landing page's 简体中文) carry lang="zh-CN", so Chromium draws them in a
+    Simplified Chinese font, not the Japanese fallback an English page gets."""
+    page, visit = webcheck.open_page(context, edition_url + path)
+    untagged = page.evaluate(
+        """() => {
+          const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+          const found = [];
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            const tagged = node.parentElement.closest('[lang]');
+            if (/[\\u3400-\\u9fff]/.test(node.data) && !tagged.lang.startsWith('zh'))
+              found.push(node.data.trim());
+          }
+          return found;
+        }"""
+    )
+    assert untagged == [], f"Chinese text without lang=zh-CN: {untagged}"
+    chinese = page.locator("span[lang='zh-CN'], .edition-switcher span").all()
+    assert chinese, "no Chinese on the page: the check is empty"
+    for selector in [".edition-switcher span", "article span[lang='zh-CN']"]:
+        if page.locator(selector).count():
+            fonts = drawn_fonts(page, selector)
+            assert fonts, selector
+            assert all("CJK SC" in f for f in fonts), (selector, fonts)
+    assert visit.problems() == []

@@ -11,13 +11,19 @@ and width that ``test_figures.py`` shares: see ``views.PageViews``):
 * ``tables``: every table of the article either fits its box, or scrolls
   inside a box of its own that stays within the viewport and shows the cue
   (the shadow and the caption that ``docs/_static/table-labels.js`` adds); a
-  table stacked into rows labels every cell with its column's header;
-* ``outputs``: no output block (sphinx-gallery's ``.sphx-glr-script-out``,
-  myst-nb's cell outputs) has a line wider than the block: long lines wrap.
+  table stacked into rows labels every cell with its column's header; no
+  column header breaks inside a word (the cheat sheet's "Le/ar/n");
+* ``blocks``: code and output blocks keep their lines (``white-space: pre``:
+  a ``format_graph`` tree, a tensor's rows), except that on a desktop what the
+  computer printed (outputs, doctest sessions, shell lines) wraps a line
+  longer than the column; at 1280 px no ``pre`` is wider than its box (the
+  column holds 88 characters of code); on a phone a block or display equation
+  wider than its box scrolls there with the shadow that says so.
 
 ``test_*_is_found`` prove that each check can fail: a copy of the site whose
 pages carry the defect (a nowrap heading, a wide table without its box, a
-non-wrapping output, the stylesheet removed). ``test_screenshots_at_390`` keeps
+header that breaks its words, a wide output without the cue, a wrapping
+output, the stylesheet removed). ``test_screenshots_at_390`` keeps
 pictures of a few pages on a phone in ``artifacts/layout/``.
 """
 
@@ -34,7 +40,7 @@ import webcheck
 from playwright.sync_api import Browser
 from views import OUTPUTS, WIDTHS, PageViews, layout, sized_context
 
-CHECKS = ("page", "headings", "tables", "outputs")
+CHECKS = ("page", "headings", "tables", "blocks")
 
 
 @pytest.fixture(params=list(WIDTHS))
@@ -79,10 +85,32 @@ DEFECTS: dict[str, tuple[str, str]] = {
         "</tr></thead><tbody><tr><td>a cell without its label</td></tr></tbody>"
         "</table></div>",
     ),
+    # Python code wider than a desktop's column.
+    "long-code.html": (
+        TUTORIAL,
+        '<div class="highlight-Python"><div class="highlight"><pre>'
+        + "x = ["
+        + "1234, " * 30
+        + "]</pre></div></div>",
+    ),
+    # Wider than a phone, and without the shadow that says it scrolls.
     "long-output.html": (
         TUTORIAL,
-        '<div class="sphx-glr-script-out"><pre style="white-space: pre;'
-        ' overflow-x: auto">' + "tensor([" + "0.1234, " * 120 + "])</pre></div>",
+        '<div class="sphx-glr-script-out"><div class="highlight"><pre style="'
+        'background: none">' + "tensor([" + "0.1234, " * 120 + "])</pre></div></div>",
+    ),
+    # A tree that wraps loses its shape.
+    "wrapped-output.html": (
+        TUTORIAL,
+        '<div class="sphx-glr-script-out"><div class="highlight"><pre style="'
+        'white-space: pre-wrap">└── [0] AccumulateGrad  a wrapped tree</pre>'
+        "</div></div>",
+    ),
+    "broken-header.html": (
+        CHEATSHEET,
+        '<table><thead><tr><th style="overflow-wrap: anywhere; width: 1px">Learn'
+        "</th><th>Use</th></tr></thead><tbody><tr><td>a</td><td>b</td></tr></tbody>"
+        "</table>",
     ),
     # Not a defect: a wide table without a header row, in the theme's scroll
     # box, as Sphinx writes one. It cannot stack, so it scrolls, with the cue.
@@ -172,11 +200,36 @@ def test_unlabelled_stacked_table_is_found(browser: Browser, broken_url: str):
     assert any("has no label" in p for p in report["tables"]), report
 
 
-@pytest.mark.parametrize("size", list(WIDTHS))
-def test_long_output_line_is_found(browser: Browser, broken_url: str, size: str):
+def test_long_code_line_is_found(browser: Browser, broken_url: str):
+    """On a desktop, code wider than the column (it scrolls: no cue wanted)."""
+    path = sibling(TUTORIAL, "long-code.html")
+    report = broken_report(browser, broken_url, path, "desktop")
+    assert any("x = [1234" in p and "a line is" in p for p in report["blocks"]), report
+    assert broken_report(browser, broken_url, path, "phone")["blocks"] == []
+
+
+def test_long_output_line_without_its_cue_is_found(browser: Browser, broken_url: str):
+    """On a phone, an output that scrolls must show it; on a desktop it wraps."""
     path = sibling(TUTORIAL, "long-output.html")
+    report = broken_report(browser, broken_url, path, "phone")
+    found = [p for p in report["blocks"] if "tensor([0.1234" in p]
+    assert any("no cue that it scrolls" in p for p in found), report
+    assert broken_report(browser, broken_url, path, "desktop")["blocks"] == []
+
+
+@pytest.mark.parametrize("size", list(WIDTHS))
+def test_wrapped_output_is_found(browser: Browser, broken_url: str, size: str):
+    path = sibling(TUTORIAL, "wrapped-output.html")
     report = broken_report(browser, broken_url, path, size)
-    assert any("tensor([0.1234" in p for p in report["outputs"]), report
+    found = [p for p in report["blocks"] if "a wrapped tree" in p]
+    # On a desktop, printed output may wrap a line longer than the column.
+    assert bool(found) == (size == "phone"), report
+
+
+def test_header_that_breaks_its_words_is_found(browser: Browser, broken_url: str):
+    path = sibling(CHEATSHEET, "broken-header.html")
+    report = broken_report(browser, broken_url, path, "desktop")
+    assert any('the header "Learn" breaks' in p for p in report["tables"]), report
 
 
 @pytest.mark.parametrize("size", list(WIDTHS))
@@ -219,7 +272,7 @@ def test_wide_table_scrolls_in_its_box_with_the_cue(
 
 @pytest.mark.parametrize(
     ("template", "kinds"),
-    [(CHEATSHEET, ("tables",)), (TUTORIAL, ("page", "headings", "outputs"))],
+    [(CHEATSHEET, ("tables",)), (TUTORIAL, ("page", "headings", "blocks"))],
 )
 def test_the_site_without_its_layout_css_fails(
     browser: Browser, broken_url: str, template: str, kinds: tuple[str, ...]

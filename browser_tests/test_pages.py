@@ -4,6 +4,8 @@ renders offline. (The per-page checks come from one load of each page: see
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 from urllib.parse import urljoin
 
@@ -65,3 +67,37 @@ def test_math_renders_offline(
         assert mathjax_urls, f"{page_path}: MathJax was not loaded"
         assert all(webcheck.is_local(u) for u in mathjax_urls), mathjax_urls
         page.close()
+
+
+def test_landing_page_title_names_the_site_once(edition_site: Path, edition: str):
+    """The landing page's <title> is the site's name, not "autograd-notes —
+    autograd-notes"; every other page is "its title — autograd-notes"."""
+    site_name = "autograd-notes"
+    titles = {
+        path: html.unescape(
+            re.search(r"<title>(.*?)</title>", (edition_site / path).read_text())[1]
+        ).strip()
+        for path in ("index.html", "tutorials/01_one_training_step.html")
+    }
+    assert titles["index.html"].count(site_name) == 1, titles
+    assert " — " not in titles["index.html"], titles
+    assert titles["tutorials/01_one_training_step.html"].endswith(f" — {site_name}")
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_tutorial_01_is_one_click_from_the_landing_page(
+    new_context: webcheck.ContextFactory, edition_url: str, width: int
+):
+    """A link to tutorial 01, in the first screen of the landing page: a
+    button, not a word in the prose."""
+    context = new_context(viewport={"width": width, "height": 800})
+    page, visit = webcheck.open_page(context, edition_url + "index.html")
+    start = page.locator("article a.sd-btn[href$='01_one_training_step.html']")
+    assert start.count() == 1
+    box = start.bounding_box()
+    assert box is not None
+    assert box["y"] + box["height"] <= 800, box
+    with page.expect_navigation():
+        start.click()
+    assert page.url.endswith("tutorials/01_one_training_step.html")
+    assert visit.problems() == []

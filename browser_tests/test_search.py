@@ -26,7 +26,8 @@ ZH_TERMS = {
     "反向传播": ["tutorials/07_several_losses.html", "explanations/mental-model.html"],
 }
 GLOSSES = {"叶子": "leaf", "计算图": "graph", "反向传播": "backprop"}  # test ids
-# The page about a term is among the first results, not just somewhere.
+# The page about a term is among the first results after those whose title
+# holds the term (they rank first: see test_a_matching_title_ranks_first).
 TOP = 5
 
 CASES = [pytest.param("en", term, id=f"en-{term}") for term in TERMS] + [
@@ -90,10 +91,33 @@ def test_search_finds(
     assert about, f"no result of {term!r} has the term in its body: {results}"
     for page in expected_pages(edition_site, term):
         assert page in results, f"searching {term!r} does not offer {page}: {results}"
+    first = TOP + len(expected_pages(edition_site, term))
     for page in ZH_TERMS.get(term, []):
-        assert page in results[:TOP], (
-            f"searching {term!r} does not offer {page} among the first {TOP}: {results}"
+        assert page in results[:first], (
+            f"searching {term!r} does not offer {page} in the first {first}: {results}"
         )
+
+
+# A query -> the pages one of which must be its first result: the page whose
+# title (or file name) holds it, before pages that merely use its words.
+FIRST = [
+    pytest.param("en", "leaf tensor", ["tutorials/02_leaf_tensors.html"], id="en"),
+    pytest.param(
+        "zh_CN",
+        "叶子张量",
+        ["tutorials/02_leaf_tensors.html", "reference/glossary.html"],
+        id="zh_CN",
+    ),
+]
+
+
+@pytest.mark.parametrize(("edition", "query", "wanted"), FIRST)
+def test_a_matching_title_ranks_first(
+    context: BrowserContext, edition_url: str, query: str, wanted: list[str]
+):
+    results, _ = webcheck.search(context, edition_url, query)
+    assert len(results) > 5, f"searching {query!r}: too few results to rank"
+    assert results[0] in wanted, f"searching {query!r} ranks first {results[:3]}"
 
 
 # PyTorch names, as a reader types them: searching one offers every page that

@@ -338,3 +338,36 @@ def test_zh_text_detectors_fire() -> None:
         "#!/usr/bin/env python shebang line",
         '"""two English words"""',
     ], found
+
+
+HAN = "\u3400-\u9fff"
+HAN_NEXT_TO_LATIN = re.compile(f"[{HAN}][A-Za-z0-9(]|[A-Za-z0-9)=_][{HAN}]")
+CARD_TITLE = re.compile(r'<div class="sphx-glr-thumbnail-title">(.*?)</div>', re.S)
+
+
+def titles_as_text(markup: str) -> list[str]:
+    """A Chinese page's titles shown as text: the prose of its headings (its
+    inline code is boxed: check_catalogs.py's rule), its window title, the
+    links to the previous and next pages, and its tutorial cards' titles."""
+    article = markup[markup.find("<article") : markup.find("</article>")]
+    found = [m[2] for m in re.finditer(r"<(h[1-6])\b[^>]*>(.*?)</\1>", article, re.S)]
+    found = [re.sub(r"<code\b.*?</code>", " ", text, flags=re.S) for text in found]
+    found += re.findall(r"<title>(.*?)</title>", markup, re.S)
+    found += re.findall(r'<p class="prev-next-title">(.*?)</p>', markup, re.S)
+    found += CARD_TITLE.findall(markup)
+    return [re.sub(r"<[^>]+>", "", text) for text in found]
+
+
+def test_chinese_titles_space_latin_words(site: Path):
+    """In a Chinese title read as text, a Latin word (autograd, backward(),
+    PyTorch 2.14) stands one space from the Chinese around it, as the
+    catalogs' prose writes it."""
+    root = webcheck.edition_root(site, "zh_CN")
+    glued, spaced = [], 0
+    for path in webcheck.discover_pages(root):
+        for text in titles_as_text((root / path).read_text(encoding="utf-8")):
+            if HAN_NEXT_TO_LATIN.search(text):
+                glued.append(f"{path}: {text.strip()}")
+            spaced += len(re.findall(r"[\u3400-\u9fff] [A-Za-z0-9]", text))
+    assert spaced > 20, "hardly a Latin word in the Chinese titles: the check is empty"
+    assert glued == [], "\n".join(sorted(set(glued)))

@@ -6,8 +6,8 @@ loads each (edition, page, width) once, in one browser context per width kept
 for the session, and takes every measurement both files need from that load:
 
 * ``load``: what went wrong while the page loaded (:meth:`webcheck.Visit.problems`);
-* ``layout``: :func:`layout`, what overflows the viewport (read by
-  ``test_layout.py``);
+* ``layout``: :func:`layout`, what overflows the viewport or its box (read
+  by ``test_layout.py``);
 * ``pictures``: :func:`pictures`, every ``<img>`` as the page shows it
   (read by ``test_figures.py``).
 
@@ -28,10 +28,15 @@ HEIGHTS = {"phone": 844, "desktop": 800}
 
 # The article's output blocks: what a page's code printed.
 OUTPUTS = ".sphx-glr-script-out pre, .cell_output pre"
+# What the computer printed, which may wrap on a desktop: outputs, doctest
+# sessions, shell lines (custom.css). Python code never wraps.
+PRINTED = OUTPUTS + ", .doctest pre, .highlight-bash pre"
+# From this width the column holds ruff's 88 characters of code (custom.css).
+DESKTOP = 1200
 
 LAYOUT_JS = r"""
-({width, outputs}) => {
-  const found = {page: [], headings: [], tables: [], outputs: []};
+({width, printed, desktop}) => {
+  const found = {page: [], headings: [], tables: [], blocks: []};
   const doc = document.documentElement;
   const article = document.querySelector('.bd-article') || document.body;
   const slack = 1;  // sub-pixel rounding
@@ -111,6 +116,21 @@ LAYOUT_JS = r"""
           found.tables.push(`${name(table)}: stacked cell ${name(cell)} has no label`);
       }
     }
+    // a column's header breaks no word ("Le/ar/n"): one line box per word
+    for (const th of stacked ? [] : table.querySelectorAll('th')) {
+      const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (const word of node.data.matchAll(/\S+/g)) {
+          const range = document.createRange();
+          range.setStart(node, word.index);
+          range.setEnd(node, word.index + word[0].length);
+          const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+          if (tops.size > 1)
+            found.tables.push(`${name(table)}: the header "${word[0]}" breaks inside`
+              + ` the word, over ${tops.size} lines`);
+        }
+      }
+    }
     if (table.getBoundingClientRect().width <= room + slack
         && right(table) <= width + slack) continue;  // it fits
     if (!box || !['auto', 'scroll'].includes(getComputedStyle(box).overflowX)) {
@@ -132,12 +152,27 @@ LAYOUT_JS = r"""
       found.tables.push(`${name(table)} scrolls in its box without the fade`);
   }
 
-  // -- outputs: long lines wrap
-  for (const pre of article.querySelectorAll(outputs)) {
-    if (!shown(pre)) continue;
-    if (pre.scrollWidth > pre.clientWidth + slack || right(pre) > width + slack)
-      found.outputs.push(`${name(pre)}: a line is ${pre.scrollWidth} px wide in a`
-        + ` ${pre.clientWidth} px block`);
+  // -- code, outputs, display math. A block keeps its lines (white-space: pre),
+  // except what the computer printed, on a desktop. On a desktop every <pre>
+  // fits the column; narrower, a block wider than its box scrolls there and
+  // shows it: the shadow at the edge (a background attached 'local').
+  for (const el of article.querySelectorAll('pre, mjx-container[display="true"]')) {
+    if (!shown(el)) continue;
+    const style = getComputedStyle(el);
+    const pre = el.tagName === 'PRE';
+    const wraps = style.whiteSpace !== 'pre';
+    if (pre && wraps && !(width >= desktop && el.matches(printed)))
+      found.blocks.push(`${name(el)} wraps its lines (${style.whiteSpace})`);
+    if (el.scrollWidth <= el.clientWidth + slack && right(el) <= width + slack)
+      continue;
+    if (pre && width >= desktop)
+      found.blocks.push(`${name(el)}: a line is ${el.scrollWidth} px wide in a`
+        + ` ${el.clientWidth} px block`);
+    else if (!['auto', 'scroll'].includes(style.overflowX)
+        || !style.backgroundImage.includes('radial-gradient')
+        || !style.backgroundAttachment.includes('local'))
+      found.blocks.push(`${name(el)}: ${el.scrollWidth} px in a ${el.clientWidth} px`
+        + ` box, with no cue that it scrolls`);
   }
   return found;
 }
@@ -147,7 +182,7 @@ LAYOUT_JS = r"""
 def layout(page: Page, width: int) -> dict[str, Any]:
     """The layout report of the loaded ``page`` (``width``: its viewport's)."""
     result: dict[str, Any] = page.evaluate(
-        LAYOUT_JS, {"width": width, "outputs": OUTPUTS}
+        LAYOUT_JS, {"width": width, "printed": PRINTED, "desktop": DESKTOP}
     )
     return result
 

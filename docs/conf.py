@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
+from functools import reduce
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -22,8 +24,7 @@ _project = _pyproject["project"]
 _verified = _pyproject["tool"]["autograd-notes"]["verified-torch"]
 
 REPOSITORY = _project["urls"]["Repository"]  # named once, in pyproject.toml
-# Where this very build is served (-D html_baseurl=...): notebooks link there and
-# the downloads install the package's wheel from there (sitewheel.py).
+# Where this build is served (-D html_baseurl=...): downloads install from it.
 html_baseurl = _project["urls"]["Documentation"].rstrip("/") + "/"
 
 project = "autograd-notes"
@@ -73,11 +74,8 @@ exclude_patterns = [
     # PyTorch's inventory, its listing and their README: data, not pages.
     "inventories",
 ]
-suppress_warnings: list[str] = []
 
-# -- Two editions: English, and zh_CN (-D language=zh_CN) from the catalogs -----
-# docs/build.py builds both; the second reuses the first's executed outputs.
-# docs/_ext/catalogs.py fails the zh build on a message with no current translation.
+# -- Two editions: English, and zh_CN from the catalogs (docs/build.py) --------
 BUILD = DOCS / "_build"
 locale_dirs = ["locale/"]
 gettext_compact = False  # one catalog per page: docs/locale/zh_CN/LC_MESSAGES/
@@ -145,8 +143,7 @@ nb_execution_show_tb = True
 # A cell's warning (stderr) fails the build; pages that expect one print it.
 nb_output_stderr = "error"
 nb_merge_streams = True
-# myst-nb strips each stream chunk's end when it merges them, so output would depend
-# on when the kernel flushed: the kernel flushes once per cell (kernel spec below).
+# myst-nb strips each stream chunk's end as it merges them: one flush per cell.
 STREAMS_AT_CELL_END = (
     "--IPKernelApp.exec_lines="
     "import sys; sys.stdout.flush_interval = sys.stderr.flush_interval = 1e9"
@@ -155,14 +152,10 @@ STREAMS_AT_CELL_END = (
 
 # -- A quiet build: progress and the result, nothing that reads as a warning ---
 def _quiet_build() -> None:
-    """No configuration dumps, no kernel notices (tests/site/test_quiet_build.py).
-
-    myst-parser's and myst-nb's setup loggers pass warnings only (they dump their
-    configuration at info level). The kernels start from a kernel spec written here,
-    first on ``JUPYTER_PATH``: ipykernel's, logging errors only (each kernel warns
-    that it talks over unencrypted local TCP, which myst-nb cannot change), one
-    stream chunk per cell, figures from ``figures.KERNEL_ARGS``.
-    """
+    """No configuration dumps, no kernel notices (tests/site/test_quiet_build.py):
+    myst's setup loggers pass warnings only; kernels start from our spec, first on
+    ``JUPYTER_PATH``: errors only (each warns of unencrypted local TCP), one
+    stream chunk per cell, figures from ``figures.KERNEL_ARGS``."""
     import json
     import logging
 
@@ -186,8 +179,7 @@ def _quiet_build() -> None:
 
 _quiet_build()
 
-# -- Redirects: tutorial NN became NN+1 when the first tutorial came ----------
-# tests/site/test_redirects.py fails on a page renamed or deleted without one.
+# -- Redirects: tutorial NN became NN+1 (tests/site/test_redirects.py) ---------
 RENUMBERED = """leaf_tensors grad_fn_and_the_graph detach_and_stopping_gradients
 in_place_and_views backward_of_non_scalars several_losses training_part_of_a_weight
 writing_a_custom_function testing_a_custom_function hooks non_differentiable_points
@@ -212,8 +204,7 @@ sphinx_gallery_conf = {
     "backreferences_dir": "reference/generated/backreferences",
     "remove_config_comments": True,
     "image_srcset": ["2x"],
-    # Graph drawings: alt text that says what they show (figures.py).
-    "image_scrapers": ("figures.graph_scraper",),
+    "image_scrapers": ("figures.graph_scraper",),  # graphs: alt text (figures.py)
     "show_signature": False,
     "write_computation_times": False,  # its page loads scripts from CDNs
     "min_reported_time": float("inf"),  # no machine-dependent "running time"
@@ -254,14 +245,8 @@ html_theme_options = {
     # The link to the same page in the other edition, before the buttons.
     "article_header_end": ["edition-switcher.html", "article-header-buttons.html"],
 }
-# Raw HTML, so not in the catalogs: one footer per edition.
-FOOTERS = {
-    "en": f"<p>Every output on this site was produced by torch {torch.__version__} "
-    "while the site was built.</p>",
-    "zh_CN": f"<p>本站的每一个输出，都是构建网站时由 torch {torch.__version__} "
-    "实际运行产生的。</p>",
-}
-SEARCH_BAR = {"en": "Search...", "zh_CN": "搜索……"}
+# Raw HTML, so not in the pages' catalogs: their Chinese is in site.po.
+FOOTER = "Every output on this site was produced by torch {} while the site was built."
 # "Suggest edit" (the theme renders this): a tutorial's script in gallery/; on a
 # zh page, its catalog. The theme wants "file_name" in the template.
 EDIT = f"{REPOSITORY}/edit/main/"
@@ -272,35 +257,32 @@ EDIT_PAGE = {
     "zh_CN": EDIT + "docs/locale/zh_CN/LC_MESSAGES/{{ pagename }}.po{# file_name #}",
 }
 html_context = {"default_mode": "auto", "edit_page_url_template": EDIT_PAGE["en"]}
-# The 404 page: raw HTML, so one per edition; its links are absolute (the
-# hosting layout: the path of html_baseurl, then the edition's folder).
-NOT_FOUND = {
-    "en": (
-        "Page not found",
-        "This page does not exist (any more). Start from the "
-        '<a href="{0}">home page</a> or <a href="{0}search.html">search</a>.',
-    ),
-    "zh_CN": (
-        "页面不存在",
-        '此页面不存在（或已移走）。请从<a href="{0}">首页</a>开始，'
-        '或<a href="{0}search.html">搜索</a>。',
-    ),
-}
+# The 404 page: raw HTML, its links absolute (the hosting layout: the path of
+# html_baseurl, then the edition's folder).
+NOT_FOUND = (
+    "Page not found",
+    "This page does not exist (any more). Start from the "
+    '<a href="{0}">home page</a> or <a href="{0}search.html">search</a>.',
+)
 
 
 def per_edition(app: Sphinx, config: Config) -> None:
-    """Settings that depend on the edition (``-D language=...``)."""
-    lang = config.language
-    config.html_theme_options["extra_footer"] = FOOTERS[lang]
+    """Settings that depend on the edition (``-D language=...``); our words in
+    it from site.po (``catalogs.theme_strings`` reads it first)."""
+    from sphinx.locale import get_translation
+
+    lang, words = config.language, get_translation("site")
+    footer = str(words(FOOTER)).format(torch.__version__)
+    config.html_theme_options["extra_footer"] = f"<p>{footer}</p>"
     # sphinx-book-theme's own catalog has no Chinese for its search box.
-    config.html_theme_options["search_bar_text"] = SEARCH_BAR[lang]
+    config.html_theme_options["search_bar_text"] = str(words("Search..."))
     config.html_context["edit_page_url_template"] = EDIT_PAGE[lang]
     if not os.environ.get("READTHEDOCS"):  # there, the library reads the address
         from editions import EDITIONS
 
         path = urlsplit(config.html_baseurl).path.rstrip("/") + "/"
         config.notfound_urls_prefix = path + EDITIONS[lang][1]
-    title, body = NOT_FOUND[lang]
+    title, body = (str(words(text)) for text in NOT_FOUND)
     body = body.format(config.notfound_urls_prefix)
     config.notfound_context = {
         "title": title,
@@ -316,7 +298,16 @@ def quote_the_article(app: Sphinx, pagename: str, *args: object) -> None:
         app.add_js_file("search-snippets.js")
 
 
+def own_source(app: Sphinx, modname: str, fullname: str) -> str | None:
+    """viewcode: what we inherit from torch (``Function.apply``) gets no source link."""
+    owner = getattr(importlib.import_module(modname), fullname.split(".")[0])
+    obj = reduce(lambda o, n: getattr(o, n, None), fullname.split(".")[1:], owner)
+    ours = getattr(obj, "__module__", "autograd_notes").startswith("autograd_notes")
+    return None if ours else owner.__module__
+
+
 def setup(app: Sphinx) -> None:
+    app.connect("viewcode-follow-imported", own_source)
     app.connect("config-inited", per_edition)
     app.connect("html-page-context", quote_the_article)
     # sphinx-mathjax-offline only copies MathJax into _static, but does not say

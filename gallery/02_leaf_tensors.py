@@ -29,7 +29,7 @@ print(f"y: is_leaf={y.is_leaf}, grad_fn={type(y.grad_fn).__name__}")
 # sphinx_gallery_start_ignore
 import warnings
 
-from autograd_notes import parametrize_mask, walk_graph
+from autograd_notes import walk_graph
 
 assert (w.is_leaf, w.grad_fn) == (True, None)
 assert (y.is_leaf, type(y.grad_fn).__name__) == (False, "MulBackward0")
@@ -39,7 +39,7 @@ assert (y.is_leaf, type(y.grad_fn).__name__) == (False, "MulBackward0")
 # After a backward pass the gradient lands in the leaf. Autograd computed the
 # gradient with respect to ``y`` on the way but kept none: ``y.grad`` stays
 # ``None``, unless you call ``y.retain_grad()`` before ``backward()``
-# (:ref:`sphx_glr_tutorials_03_grad_fn_and_the_graph.py` shows how).
+# (later, in :ref:`tutorial 03 <sphx_glr_tutorials_03_grad_fn_and_the_graph.py>`).
 y.sum().backward()
 print(w.grad)
 # sphinx_gallery_start_ignore
@@ -90,8 +90,8 @@ w.requires_grad_(True)
 
 # %%
 # The fix is to keep ``requires_grad=True`` on the whole tensor and mask the
-# gradient or the weight instead:
-# :ref:`sphx_glr_tutorials_08_training_part_of_a_weight.py` shows how.
+# gradient or the weight instead, as you will do later, in
+# :ref:`tutorial 08 <sphx_glr_tutorials_08_training_part_of_a_weight.py>`.
 #
 # A computed tensor that does not require grad is a leaf too
 # ----------------------------------------------------------
@@ -121,14 +121,8 @@ assert ":attr:`grad_fn` is None" in torch.Tensor.is_leaf.__doc__
 # ----------------------------
 # Every parameter a module registers, in ``model.parameters()``, is a leaf,
 # however deep its layer: ``__init__`` creates it and the optimizer updates
-# it; no operation computes it. Usually ``layer.weight`` *is* such a
-# parameter. Under a *parametrization* (``weight_norm``, ``spectral_norm``,
-# or a mask registered with
-# :func:`torch.nn.utils.parametrize.register_parametrization`) it is not:
-# ``layer.weight`` is then computed at every access, so it is not a leaf,
-# while the registered parameters it is computed from (such as
-# ``layer.parametrizations.weight.original``) are.
-# Here is a small MLP for a seeded batch of five 4x4 one-channel images:
+# it; no operation computes it. Here is a small MLP for a seeded batch of
+# five 4x4 one-channel images:
 
 
 class MLP(nn.Module):
@@ -152,20 +146,6 @@ for name, p in model.named_parameters():
 # sphinx_gallery_start_ignore
 assert model(images).shape == (5, 3)
 assert all(p.is_leaf and p.requires_grad for p in model.parameters())
-with torch.random.fork_rng():  # leave the page's random numbers unchanged
-    _layers = [parametrize_mask(nn.Linear(4, 3), "weight", torch.rand(3, 4) > 0.5)]
-    _layers += [nn.utils.parametrizations.weight_norm(nn.Linear(4, 3))]
-    _layers += [nn.utils.parametrizations.spectral_norm(nn.Linear(4, 3))]
-for _layer in _layers:
-    assert nn.utils.parametrize.is_parametrized(_layer, "weight")
-    assert not _layer.weight.is_leaf
-    assert _layer.weight.grad_fn is not None
-    assert all(_p.is_leaf and _p is not _layer.weight for _p in _layer.parameters())
-    assert _layer.bias.is_leaf  # only the weight is parametrized
-for _layer in _layers[::2]:
-    _original = _layer.parametrizations.weight.original
-    assert isinstance(_original, nn.Parameter)
-    assert any(_p is _original and _p.is_leaf for _p in _layer.parameters())
 # sphinx_gallery_end_ignore
 
 # %%

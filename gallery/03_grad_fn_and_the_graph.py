@@ -42,8 +42,7 @@ assert repr(y.grad_fn).startswith("<PowBackward0 object at 0x")
 # sphinx_gallery_end_ignore
 
 # %%
-# A node is named after the operation whose backward it computes (the digit
-# is explained in :doc:`/explanations/mental-model`). Print
+# A node is named after the operation whose backward it computes. Print
 # ``type(node).__name__``, not the node itself: its ``repr`` contains a memory
 # address that changes on every run.
 #
@@ -127,6 +126,33 @@ with warnings.catch_warnings(record=True):
 # sphinx_gallery_end_ignore
 
 # %%
+# With vectors, the local derivative is a matrix
+# ----------------------------------------------
+# In a model, a step maps several numbers to several numbers. For
+# :math:`\mathbf{y} = A\mathbf{x}`, from 3 numbers to 2, the local derivative
+# is the *Jacobian* :math:`J`, with :math:`J_{ij} = \partial y_i / \partial
+# x_j`; here :math:`J = A`. The gradient arriving from above is a vector
+# :math:`\mathbf{v}`, with :math:`v_i = \partial L / \partial y_i`, and the
+# node sends down :math:`\mathbf{v}^\top J`, the *vector-Jacobian product*:
+# for each input, the sum of the products along the paths through every
+# :math:`y_i`. With :math:`L = y_1^2 + y_2^2` and :math:`\mathbf{y} = (3,
+# 5)`, :math:`\mathbf{v} = 2\mathbf{y} = (6, 10)`:
+A = torch.tensor([[1.0, 2.0, 0.0], [0.0, -1.0, 3.0]])
+xv = torch.tensor([1.0, 1.0, 2.0], requires_grad=True)
+yv = A @ xv
+(yv**2).sum().backward()
+vec = torch.tensor([6.0, 10.0])  # the gradient dL/dy = 2y
+print("v @ J:  ", vec @ A)
+print("xv.grad:", xv.grad)
+# sphinx_gallery_start_ignore
+assert yv.tolist() == [3.0, 5.0]
+_J = torch.autograd.functional.jacobian(lambda _x: A @ _x, xv.detach())
+assert torch.equal(_J, A)
+assert torch.equal(xv.grad, vec @ _J)
+assert xv.grad.tolist() == [6.0, 2.0, 30.0]
+# sphinx_gallery_end_ignore
+
+# %%
 # ``.grad`` is filled on leaves only
 # ----------------------------------
 # On the way down, autograd also computed the gradients with respect to
@@ -138,8 +164,12 @@ with warnings.catch_warnings(record=True):
 # -----------------------------------------------------------
 # The two names look alike. ``backward(retain_graph=True)`` keeps the graph
 # (the tensors its nodes saved) so that you can run backward through it a
-# second time (:ref:`sphx_glr_tutorials_07_several_losses.py`). It stores no
+# second time (later, in
+# :ref:`tutorial 07 <sphx_glr_tutorials_07_several_losses.py>`). It stores no
 # gradient in a non-leaf: ``v.grad`` is still ``None``, and reading it warns.
+# :func:`~autograd_notes.expect_warning` is the twin of ``expect_error``: it
+# checks that the block warns with a matching message and prints the
+# warning.
 v = w * x + b
 y = v**2
 y.backward(retain_graph=True)
@@ -231,6 +261,9 @@ names = {"w": w, "b": b, "pred": pred}
 print(format_graph(loss, names=names))
 
 # %%
+# The second path reaches ``w``'s node again: the tree prints a node only
+# once, and where it meets it again it writes ``-> [6] AccumulateGrad (see
+# above)``, a pointer to line ``[6]``.
 # :func:`~autograd_notes.draw_graph` draws the same graph. The two arrows
 # into ``w``'s ``AccumulateGrad`` node are the two paths whose gradients are
 # added up in ``w.grad``.
@@ -241,6 +274,9 @@ except ImportError as err:  # matplotlib and networkx are optional extras
 # sphinx_gallery_start_ignore
 _edges = [child for n in walk_graph(loss) for child, _ in n.next_functions]
 assert sum(getattr(c, "variable", None) is w for c in _edges) == 2
+_tree = format_graph(loss, names=names)
+assert "[6] AccumulateGrad  w" in _tree
+assert "-> [6] AccumulateGrad (see above)" in _tree
 # sphinx_gallery_end_ignore
 
 # %%

@@ -30,7 +30,6 @@ print(f"c.requires_grad={c.requires_grad}, a.grad={a.grad}, b.grad={b.grad}")
 # sphinx_gallery_start_ignore
 assert (c.requires_grad, c.is_leaf, a.grad, b.grad.item()) == (True, False, None, 1)
 assert not (a + a).requires_grad
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import redirect_stdout
 from io import StringIO  # hidden checks below print into it, not on the page
 
@@ -83,37 +82,25 @@ assert torch.equal(x.grad, torch.tensor([0.0, 3.0, 3.0]))
 # ----------------------------------------------
 # ``t.detach()`` returns a tensor with the same values and no history: no
 # ``grad_fn``, ``requires_grad=False``, hence a leaf. It is **not a copy**:
-# it shares ``t``'s memory and its *version counter*, which every in-place
-# operation increments. Zeroing it zeroes ``y``; the sigmoid saved ``y`` for
-# its backward, :math:`\sigma'(x) = \sigma(x)(1 - \sigma(x))`, so rather
-# than compute a wrong gradient, ``backward()`` refuses:
+# it shares ``t``'s memory, so zeroing it zeroes ``y`` as well. To change a
+# detached value, copy it first: ``y.detach().clone()``. (What autograd does
+# when a value that backward needs was changed comes later, in
+# :ref:`tutorial 05 <sphx_glr_tutorials_05_in_place_and_views.py>`.)
 x = torch.tensor([-1.0, 0.0, 1.0], requires_grad=True)
 y = x.sigmoid()
 y_const = y.detach()
 print(f"requires_grad={y_const.requires_grad}, is_leaf={y_const.is_leaf}")
 y_const.zero_()
 print(y)
-with expect_error(RuntimeError, "modified by an inplace operation"):
-    y.sum().backward()
 
 # sphinx_gallery_start_ignore
 assert (y_const.is_leaf, y_const.requires_grad, y_const.grad_fn) == (True, False, None)
 assert (y_const is y, y_const.data_ptr()) == (False, y.data_ptr())
-assert y._version == y_const._version == 1
-_x = torch.tensor([0.0, 1.0], requires_grad=True)
-_y = _x.exp()
-_y.data.mul_(2)
-_y.sum().backward()
-assert (_y._version, torch.allclose(_x.grad, 2 * _x.detach().exp())) == (0, True)
-assert _y.detach().clone().data_ptr() != _y.data_ptr()
+assert y.tolist() == [0.0, 0.0, 0.0]
+assert y.detach().clone().data_ptr() != y.data_ptr()
 # sphinx_gallery_end_ignore
 
 # %%
-# ``.data``, the old way to get at the values, does **not** share the version
-# counter: the same change through ``y.data`` goes unnoticed and the gradient
-# is silently wrong (:ref:`sphx_glr_tutorials_05_in_place_and_views.py`). To
-# change a detached value, copy it first: ``y.detach().clone()``.
-#
 # A stop-gradient inside a product
 # --------------------------------
 # Take :math:`x = 2`, :math:`w = 3`, :math:`y = x^2`, :math:`z = w^2` and
@@ -147,146 +134,72 @@ with expect_error(AttributeError, "'NoneType' object has no attribute"):
 # Check for ``None`` first, or use ``optimizer.zero_grad()``, which skips
 # parameters without a gradient.
 #
-# Gradients also accumulate. Backward through the full product, then through
-# the detached one without clearing ``.grad``, gives ``w`` :math:`24 + 24 = 48`,
-# while ``x`` keeps :math:`2xz = 36` from the first call. (``retain_graph``
-# keeps ``z``'s graph for the second call:
-# :ref:`sphx_glr_tutorials_07_several_losses.py`.)
-y, z = x * x, w * w
-w.grad = None  # start from scratch, as in the first run
-(y * z).backward(retain_graph=True)
-(y.detach() * z).backward()
-print(f"x.grad={x.grad}, w.grad={w.grad}")
+# The straight-through estimator
+# -------------------------------
+# Back to the hard threshold: it has no useful gradient. To train through
+# one anyway, the *straight-through estimator* uses the threshold's value in
+# the forward pass and, in the backward pass, pretends it was the identity:
+# ``x + (f(x) - x).detach()``. Its value is ``x + f(x) - x``, that is
+# :math:`f(x)` (up to rounding); only ``x`` is recorded, so the gradient is
+# that of ``x`` itself, 1 everywhere:
+x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+hard = (x > 0).float()
+ste = x + (hard - x).detach()
+(3 * ste).sum().backward()
+print(ste, x.grad)
 
 # sphinx_gallery_start_ignore
-assert (x.grad.item(), w.grad.item()) == (36.0, 48.0)
+assert torch.equal(ste, hard)  # the forward value is f(x), exactly here
+assert torch.equal(x.grad, torch.full((3,), 3.0))  # the gradient of 3 * x
+assert type(ste.grad_fn).__name__ == "AddBackward0"
+_r = torch.randn(1000, generator=torch.Generator().manual_seed(0))
+torch.testing.assert_close(_r + (_r.round() - _r), _r.round())  # up to rounding
 # sphinx_gallery_end_ignore
 
 # %%
 # ``torch.no_grad()``: stop recording for a block
 # -----------------------------------------------
 # ``detach()`` cuts one tensor. ``torch.no_grad()`` stops recording for a
-# whole block, such as an evaluation or a manual weight update: no node is
-# added (except by ``torch.autograd.grad(..., create_graph=True)``, which
-# records even here), so what the block computes does not require grad.
+# whole block, such as an evaluation or a manual weight update: what the
+# block computes does not require grad. (One call records even here,
+# ``torch.autograd.grad(..., create_graph=True)``: later, in
+# :ref:`tutorial 13 <sphx_glr_tutorials_13_higher_order_gradients.py>`.)
 # Three kinds of tensor still report ``requires_grad=True``: one created
-# with it; a view of a tensor that requires grad; and what a call returns
-# when it returns its input object itself. In-place operations do (exercise
-# 2 uses this), and so do conversions with nothing to do: ``.to()`` the same
-# dtype and device, ``.float()`` of a float32 tensor, ``.contiguous()`` of a
-# contiguous one, ``.type_as()`` a tensor of the same type. A conversion that
-# copies, like ``.double()``, gives a new tensor that does not require grad.
+# with it; the tensor itself, when an in-place operation returns it
+# (exercise 2 uses this); and a view of a tensor that requires grad, such
+# as a slice. ``torch.set_grad_enabled(False)`` does the same as
+# ``no_grad``, with a switch: one loop serves training (``True``) and
+# evaluation (``False``).
 weight = torch.ones(4, requires_grad=True)
 with torch.no_grad():
     made = {"weight * 2": weight * 2, "weight.double()": weight.double()}
     made["torch.ones(2, requires_grad=True)"] = torch.ones(2, requires_grad=True)
     made["weight.mul_(1)"] = weight.mul_(1)
-    made["weight.float()"] = weight.float()
     made["weight[:2]"] = weight[:2]
 for expr, t in made.items():
     print(f"{expr:34} requires_grad={t.requires_grad!s:5} is weight: {t is weight}")
 
 # sphinx_gallery_start_ignore
-assert [t.requires_grad for t in made.values()] == [0, 0, 1, 1, 1, 1]
-assert [t is weight for t in made.values()] == [0, 0, 0, 1, 1, 0]
+assert [t.requires_grad for t in made.values()] == [0, 0, 1, 1, 1]
+assert [t is weight for t in made.values()] == [0, 0, 0, 1, 0]
+_gy = (_gx := torch.tensor(2.0, requires_grad=True)) * _gx
 with torch.no_grad():
-    _same = [weight.to(torch.float32), weight.to("cpu"), weight.contiguous()]
-    _same += [weight.float(), weight.type_as(torch.zeros(1))]
-    assert not weight[::2].contiguous().requires_grad  # a copy: not contiguous
-    assert torch.autograd.grad(y, x, create_graph=True)[0].grad_fn  # y = x * x
-assert all(r is weight and r.requires_grad and r.is_leaf for r in _same)
+    assert torch.autograd.grad(_gy, _gx, create_graph=True)[0].grad_fn
 assert (made["weight[:2]"]._base is weight, made["weight * 2"].grad_fn) == (True, None)
 (made["weight[:2]"] * 3).sum().backward()
 assert weight.grad is None
+for _mode in (True, False):
+    with torch.set_grad_enabled(_mode):
+        assert (weight * 2).requires_grad == _mode
 # sphinx_gallery_end_ignore
 
 # %%
 # The view is a trap: it inherits the flag, but nothing links it to
-# ``weight``. A backward through it raises no error, and ``weight.grad`` stays
-# ``None`` (:ref:`sphx_glr_tutorials_05_in_place_and_views.py` shows this
-# in detail). Take views where you use them.
+# ``weight``. A backward through it raises no error, and ``weight.grad``
+# stays ``None`` (more on views later, in
+# :ref:`tutorial 05 <sphx_glr_tutorials_05_in_place_and_views.py>`). Take
+# views where you use them.
 #
-# ``torch.inference_mode()``: less bookkeeping, three restrictions
-# ----------------------------------------------------------------
-# ``inference_mode`` also skips bookkeeping such as the version counter. Its
-# results are *inference tensors*. Outside the block they can be read, even
-# by recorded operations, as long as no node has to *save* them: addition
-# saves nothing, multiplication saves its inputs. Three things raise there,
-# right away rather than at ``backward()``: an operation that would save
-# one, an in-place update (even under ``no_grad``) and ``requires_grad_()``.
-# The in-place update raises only *after* writing, so do not catch the error
-# and go on. As the messages say, a ``clone()`` made outside is a normal one.
-with torch.inference_mode():
-    frozen = torch.ones(4) * 2
-(frozen + weight).sum().backward()
-print(f"is_inference={torch.is_inference(frozen)}, weight.grad={weight.grad}")
-with expect_error(RuntimeError, "Inference tensors cannot be saved for backward"):
-    frozen * weight
-with expect_error(RuntimeError, "Inplace update to inference tensor outside"):
-    frozen.add_(1)
-print("frozen after the failed add_:", frozen)
-with expect_error(RuntimeError, "requires_grad=True on inference tensor outside"):
-    frozen.requires_grad_()
-weight.grad = None
-(frozen.clone() * weight).sum().backward()
-print("after frozen.clone() * weight:", weight.grad)
-
-# sphinx_gallery_start_ignore
-assert weight.grad.tolist() == frozen.tolist() == [3.0] * 4
-_add, _mul = (torch.ones(4) + weight).grad_fn, (torch.ones(4) * weight).grad_fn
-assert not any(isinstance(getattr(_add, n), torch.Tensor) for n in dir(_add))
-assert isinstance(_mul._saved_self, torch.Tensor)
-assert not any(torch.is_inference(t) for t in (2 * frozen, frozen.clone()))
-with redirect_stdout(StringIO()), expect_error(RuntimeError, "track version count"):
-    frozen._version
-with redirect_stdout(StringIO()), torch.no_grad(), expect_error(RuntimeError, "Inpl"):
-    frozen.mul_(1)
-with torch.inference_mode():
-    frozen.mul_(1)  # inside the block, in-place updates are fine
-# sphinx_gallery_end_ignore
-
-# %%
-# Switching recording on and off
-# ------------------------------
-# ``torch.set_grad_enabled(mode)`` is ``no_grad`` with a switch: one loop or
-# function serves training (``True``) and evaluation (``False``).
-# ``torch.enable_grad()`` turns recording back on inside a ``no_grad``
-# block, but not inside ``inference_mode``: results there stay unrecorded
-# inference tensors, even though ``torch.is_grad_enabled()`` says ``True``;
-# only ``torch.inference_mode(False)`` switches it off. All of these work as
-# decorators, and all are thread-local: a thread started inside a
-# ``no_grad`` block records as usual.
-made = {}
-for is_train in (True, False):
-    with torch.set_grad_enabled(is_train):
-        made[f"set_grad_enabled({is_train})"] = weight * 2
-with torch.no_grad(), torch.enable_grad():
-    made["enable_grad in no_grad"] = weight * 2
-with torch.inference_mode():
-    with torch.enable_grad():
-        made["enable_grad in inference_mode"] = weight * 2
-    with torch.inference_mode(False):
-        made["inference_mode(False) in it"] = weight * 2
-for expr, t in made.items():
-    inference = torch.is_inference(t)
-    print(f"{expr:29} requires_grad={t.requires_grad!s:5} is_inference={inference}")
-
-# sphinx_gallery_start_ignore
-_flags = [(t.requires_grad, torch.is_inference(t)) for t in made.values()]
-assert _flags == [(1, 0), (0, 0), (1, 0), (0, 1), (1, 0)]
-with torch.inference_mode(), torch.enable_grad():
-    assert torch.is_grad_enabled()
-    with torch.set_grad_enabled(True):  # does not leave inference mode either
-        assert not (weight * 2).requires_grad
-assert not torch.no_grad()(torch.mul)(weight, 2).requires_grad  # as decorators
-assert not torch.set_grad_enabled(False)(torch.mul)(weight, 2).requires_grad
-assert torch.is_inference(torch.inference_mode()(torch.mul)(weight, 2))
-assert torch.no_grad()(torch.enable_grad()(torch.mul))(weight, 2).requires_grad
-with torch.no_grad(), ThreadPoolExecutor(1) as _pool:
-    assert _pool.submit(lambda: (weight * 2).requires_grad).result()
-# sphinx_gallery_end_ignore
-
-# %%
 # ``model.eval()``, ``no_grad`` and ``requires_grad_(False)``
 # ------------------------------------------------------------
 # These three are often confused. ``model.eval()`` changes what layers
@@ -294,8 +207,10 @@ with torch.no_grad(), ThreadPoolExecutor(1) as _pool:
 # running statistics instead of the batch's, and stops updating them; the
 # graph is recorded as before and parameters still require grad. ``no_grad``
 # changes only what is *recorded*. ``requires_grad_(False)`` on parameters
-# (here the first layer's) only keeps ``.grad`` off them. A tiny model, run
-# twice on one batch in each setting (dropout is on if the outputs differ):
+# (here the first layer's) only keeps ``.grad`` off them. (The last row's
+# ``torch.inference_mode()`` is a stricter ``no_grad``, explained at the end
+# of this page.) A tiny model, run twice on one batch in each setting
+# (dropout is on if the outputs differ):
 from torch import nn
 
 torch.manual_seed(0)
@@ -354,6 +269,44 @@ assert (_sample.grad.shape, {p.grad for p in model.parameters()}) == ((1, 3), {N
 # ``model.train()`` before training again. Freezing every parameter does not
 # stop recording either: an input that requires grad still gets its gradient.
 #
+# ``torch.inference_mode()``: less bookkeeping, three restrictions
+# ----------------------------------------------------------------
+# ``torch.inference_mode()``, in the recipe above, is ``no_grad`` with less
+# bookkeeping, for code that only evaluates. Its results are *inference
+# tensors*. Outside the block, recorded operations may read them as long as
+# no node has to *save* them: addition saves nothing, multiplication saves
+# its inputs. An operation that would save one raises at once, and so do an
+# in-place update (even under ``no_grad``, and only *after* writing) and
+# ``requires_grad_()``. As the message says, a ``clone()`` made outside the
+# block is a normal tensor:
+with torch.inference_mode():
+    frozen = torch.ones(4) * 2
+(frozen + weight).sum().backward()
+print(f"is_inference={torch.is_inference(frozen)}, weight.grad={weight.grad}")
+with expect_error(RuntimeError, "Inference tensors cannot be saved for backward"):
+    frozen * weight
+weight.grad = None
+(frozen.clone() * weight).sum().backward()
+print("after frozen.clone() * weight:", weight.grad)
+
+# sphinx_gallery_start_ignore
+assert weight.grad.tolist() == frozen.tolist() == [2.0] * 4
+_add, _mul = (torch.ones(4) + weight).grad_fn, (torch.ones(4) * weight).grad_fn
+assert not any(isinstance(getattr(_add, n), torch.Tensor) for n in dir(_add))
+assert isinstance(_mul._saved_self, torch.Tensor)
+assert not any(torch.is_inference(t) for t in (2 * frozen, frozen.clone()))
+with redirect_stdout(StringIO()), expect_error(RuntimeError, "Inplace update to"):
+    frozen.add_(1)
+assert frozen.tolist() == [3.0] * 4  # written, then refused
+with redirect_stdout(StringIO()), torch.no_grad(), expect_error(RuntimeError, "Inpl"):
+    frozen.mul_(1)
+with redirect_stdout(StringIO()), expect_error(RuntimeError, "requires_grad=True on"):
+    frozen.requires_grad_()
+with torch.inference_mode():
+    frozen.mul_(1)  # inside the block, in-place updates are fine
+# sphinx_gallery_end_ignore
+
+# %%
 # Exercises
 # ---------
 #
@@ -395,6 +348,7 @@ assert not (w - 0.1 * w.grad).is_leaf
 # What next
 # ---------
 # :ref:`sphx_glr_tutorials_05_in_place_and_views.py` looks at in-place
-# operations and views, where the version counter met here does its work.
+# operations and views, and at what autograd does when a value that
+# backward needs was changed, as through ``detach()`` above.
 # :doc:`/explanations/misconceptions` takes apart common wrong ideas about
 # ``detach``, ``no_grad`` and assignment.

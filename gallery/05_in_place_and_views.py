@@ -286,12 +286,13 @@ assert type(q.grad_fn).__name__ == "CopySlices"
 # sphinx_gallery_end_ignore
 
 # %%
-# Summary
-# -------
-# In-place on a leaf that requires grad is an error: update weights under
+# What next
+# ---------
+# In short: in-place on a leaf that requires grad is an error: update weights under
 # ``torch.no_grad()``. In-place on a result or its view (``CopySlices``) is
 # recorded, unless backward needs the old value: the version counter stops
 # it. ``.data`` hides changes from it; use ``.detach()``. Take views where
 # you use them, not inside ``no_grad``.
 #
-# Next: :ref:`sphx_glr_tutorials_06_backward_of_non_scalars.py`.
+# :ref:`sphx_glr_tutorials_06_backward_of_non_scalars.py` calls
+# ``backward()`` on an output with more than one element.

@@ -149,9 +149,7 @@ y.backward(gradient=dL_dy)  # the chain rule from y down to x
 print("y.backward(dL/dy):", x.grad)
 # sphinx_gallery_start_ignore
 assert torch.allclose(x.grad, via_loss)  # so autograd.grad added nothing to it
-_seen = []
-_y = f(x)
-_y.register_hook(_seen.append)
+(_y := f(x)).register_hook((_seen := []).append)
 torch.tanh(_y).sum().backward()
 assert torch.allclose(_seen[0], dL_dy)  # what the node above y sends down
 # sphinx_gallery_end_ignore
@@ -164,8 +162,10 @@ assert torch.allclose(_seen[0], dL_dy)  # what the node above y sends down
 # vector by its local derivative, so one backward pass gives
 # :math:`v^\top J`. The full Jacobian needs one such pass *per output* (row
 # :math:`i` is :math:`e_i^\top J` for the one-hot :math:`e_i`), unless
-# ``vectorize=True`` batches them; forward mode needs one per input. A hook
-# (see :ref:`sphx_glr_tutorials_11_hooks.py`) counts the passes:
+# ``vectorize=True`` batches them; forward mode needs one per input. A
+# *hook*, a function that autograd calls with a gradient as soon as it is
+# computed (more on hooks later, in
+# :ref:`tutorial 11 <sphx_glr_tutorials_11_hooks.py>`), counts the passes:
 passes = []
 
 
@@ -199,14 +199,13 @@ kept = x.grad
 f(x).backward(gradient=v)
 print(f"same tensor: {x.grad is kept}, kept = {kept}")
 # sphinx_gallery_start_ignore
-assert x.grad is kept
-assert torch.allclose(kept, 2 * vjp)
+assert (x.grad is kept, torch.allclose(kept, 2 * vjp)) == (True, True)
 # sphinx_gallery_end_ignore
 
 # %%
 # Not with ``create_graph=True``, which records the backward pass itself so
-# that the gradient can be differentiated again (tutorial
-# :ref:`sphx_glr_tutorials_13_higher_order_gradients.py`). To keep the
+# that the gradient can be differentiated again (later, in
+# :ref:`tutorial 13 <sphx_glr_tutorials_13_higher_order_gradients.py>`). To keep the
 # accumulation differentiable, autograd computes ``x.grad + new`` as a **new
 # tensor**, with a ``grad_fn``, and stores that in ``x.grad``: a reference
 # you kept no longer follows ``.grad``. PyTorch also warns of a reference
@@ -225,10 +224,8 @@ torch.set_warn_always(_warn_always)
 print(f"same tensor: {x.grad is kept}, kept = {kept}")
 print("x.grad =", x.grad)
 # sphinx_gallery_start_ignore
-assert x.grad is not kept
-assert type(x.grad.grad_fn).__name__ == "AddBackward0"
-assert torch.allclose(kept, 2 * vjp)
-assert torch.allclose(x.grad, 3 * vjp)
+assert (x.grad is not kept, type(x.grad.grad_fn).__name__) == (True, "AddBackward0")
+assert torch.allclose(kept, 2 * vjp) and torch.allclose(x.grad, 3 * vjp)  # noqa: PT018
 # sphinx_gallery_end_ignore
 
 # %%
@@ -291,10 +288,12 @@ assert torch.allclose(torch.stack(rows), J)
 # sphinx_gallery_end_ignore
 
 # %%
-# Summary
-# -------
-# ``backward()`` alone needs a one-element output; otherwise pass
+# What next
+# ---------
+# In short: ``backward()`` alone needs a one-element output; otherwise pass
 # ``gradient=v`` shaped like ``y``. It adds :math:`v^\top J` to ``.grad`` in
 # one pass, without forming :math:`J`, in place except under
-# ``create_graph=True`` (glossary: :ref:`vector-Jacobian product <glossary-vjp>`).
-# Next: :ref:`sphx_glr_tutorials_07_several_losses.py`.
+# ``create_graph=True``.
+#
+# :ref:`sphx_glr_tutorials_07_several_losses.py` runs backward from several
+# losses that share part of the graph.

@@ -104,11 +104,11 @@ assert torch.allclose(a.grad, 5 * a.detach())
 # %%
 # A model with four heads
 # -----------------------
-# The same holds for a real multi-head model: a small trunk computes
-# features, four linear heads each predict their own target. To see how much
-# work each approach does, a *hook* (tutorial
-# :ref:`sphx_glr_tutorials_11_hooks.py`) on the trunk's first weight records
-# every time a backward pass reaches the bottom of the trunk.
+# The same holds for a real multi-head model: a small trunk computes features,
+# four linear heads each predict their own target. A *hook* on the trunk's
+# first weight (a function that autograd calls with its gradient; later, in
+# :ref:`tutorial 11 <sphx_glr_tutorials_11_hooks.py>`) counts the backward
+# passes through the trunk.
 trunk = nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 32), nn.Tanh())
 heads = nn.ModuleList(nn.Linear(32, 1) for _ in range(4))
 params = [*trunk.parameters(), *heads.parameters()]

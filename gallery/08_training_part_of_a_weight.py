@@ -3,9 +3,9 @@ How do I train only some entries of a weight?
 =============================================
 
 ``requires_grad`` is one flag for a whole tensor, so "train these entries of
-``W``, freeze those" needs a mask. In this tutorial you write the two hooks
-that do it, a gradient hook and an optimizer step hook, see where the first
-one alone fails, and then meet the tested versions in ``autograd_notes``.
+``W``, freeze those" needs a mask. In this tutorial you mask the gradient in
+the training loop, see where that alone fails, write the frozen values back
+after each step, and then meet the tested versions in ``autograd_notes``.
 """
 
 # %%
@@ -17,8 +17,6 @@ one alone fails, and then meet the tested versions in ``autograd_notes``.
 # ``requires_grad=True``, and a *mask* of its shape says per entry what
 # trains: ``True`` trains, ``False`` stays frozen. Here each entry is
 # ``True`` with probability 0.5, from a seeded generator:
-import functools
-
 import torch
 
 from autograd_notes import expect_error
@@ -31,26 +29,29 @@ mask = torch.rand(W.shape, generator=torch.Generator().manual_seed(0)) < 0.5
 print(mask)
 
 # %%
-# Mask the gradient with a hook
-# -----------------------------
-# ``w.register_hook(fn)`` attaches a *hook* to ``w``: during ``backward()``,
-# as soon as the gradient with respect to ``w`` is computed, autograd calls
-# ``fn(grad)``. On a leaf this happens *before* the gradient is accumulated
-# into ``w.grad``, and if ``fn`` returns a tensor, that tensor is accumulated
-# instead. (:ref:`sphx_glr_tutorials_11_hooks.py` covers hooks in full.) So
-# one line zeroes the gradient outside the mask, as long as the gradient is
-# finite there: ``inf * 0`` is ``nan`` (the package's version, at the end of
-# this page, uses ``torch.where``). Train a small regression with it and
-# plain SGD:
+# Mask the gradient
+# -----------------
+# Between ``backward()`` and the optimizer's ``step()``, multiply ``w.grad``
+# by the mask: the frozen entries get a zero gradient, and plain SGD does
+# not move them. That holds as long as the gradient is finite there:
+# ``inf * 0`` is ``nan`` (the package's version, at the end of this page,
+# uses ``torch.where``). One function trains a small regression (its
+# ``write_back`` option comes later on this page):
 X = torch.randn(64, 4)
 Y = X @ torch.randn(4, 4)
 
 
-def fit(w, optimizer, steps):
+def fit(w, optimizer, steps, mask=None, write_back=False):
+    frozen = w.detach().clone()  # the values before these steps
     for _ in range(steps):
         optimizer.zero_grad()
         ((X @ w.T - Y) ** 2).mean().backward()
+        if mask is not None:
+            w.grad *= mask  # zero gradient outside the mask
         optimizer.step()
+        if write_back:
+            with torch.no_grad():
+                w.copy_(torch.where(mask, w, frozen))
 
 
 def count_moved(before, w):
@@ -59,20 +60,13 @@ def count_moved(before, w):
 
 
 w = torch.nn.Parameter(W.detach().clone())
-w.register_hook(lambda g: g * mask)
 before = w.detach().clone()
-fit(w, torch.optim.SGD([w], lr=0.05), steps=10)
+fit(w, torch.optim.SGD([w], lr=0.05), steps=10, mask=mask)
 print(count_moved(before, w), "| bit-identical:", torch.equal(w[~mask], before[~mask]))
 
 # sphinx_gallery_start_ignore
 assert type(W.requires_grad) is bool  # one flag for the whole tensor
 assert ((w != before) == mask).all()  # frozen entries equal, the others moved
-_v = torch.nn.Parameter(torch.ones(4, 4))
-_v.grad, _seen, _k = torch.ones(4, 4), [], torch.arange(16.0).view(4, 4)
-_v.register_hook(lambda g: _seen.append(g) or g * mask)
-(_v * _k).sum().backward()
-assert torch.equal(_seen[0], _k)  # the hook saw the gradient before accumulation
-assert torch.equal(_v.grad, 1 + _k * mask)  # and its result was accumulated
 _inf = torch.full((4, 4), float("inf"))
 assert (_inf * mask)[~mask].isnan().all()  # the product: nan where frozen
 assert (torch.where(mask, _inf, 0.0)[~mask] == 0).all()
@@ -84,29 +78,25 @@ assert (torch.where(mask, _inf, 0.0)[~mask] == 0).all()
 # ------------------------------------
 # Autograd computes gradients; the *optimizer* writes the weights, and it
 # may use more than the gradient. To try some, here is the experiment above
-# as a function (``warmup`` steps without the mask, then the hook, then 10
-# steps; ``restore`` is for later). With weight decay, ``SGD`` adds
-# :math:`\lambda W` to the gradient *inside* ``step()``, after the hook has
-# run, so every frozen entry shrinks a little at every step:
-def train_with_mask(make_optimizer, warmup=0, restore=None):
+# as a function: ``warmup`` steps without the mask, then 10 steps with it.
+# With weight decay, ``SGD`` adds :math:`\lambda W` to the gradient *inside*
+# ``step()``, after the mask, so every frozen entry shrinks a little at
+# every step:
+def train_with_mask(warmup=0, write_back=False, opt=torch.optim.SGD, **kw):
     w = torch.nn.Parameter(W.detach().clone())
-    optimizer = make_optimizer([w])
+    optimizer = opt([w], **kw)
     fit(w, optimizer, steps=warmup)
-    w.register_hook(lambda g: g * mask)
-    if restore:
-        restore(optimizer, w, mask)
     before = w.detach().clone()
-    fit(w, optimizer, steps=10)
+    fit(w, optimizer, steps=10, mask=mask, write_back=write_back)
     return before, w, optimizer
 
 
-sgd_decay = functools.partial(torch.optim.SGD, lr=0.05, weight_decay=0.01)
-sgd_momentum = functools.partial(torch.optim.SGD, lr=0.05, momentum=0.9)
-before, w, _ = train_with_mask(sgd_decay)
+decay = {"lr": 0.05, "weight_decay": 0.01}
+before, w, _ = train_with_mask(**decay)
 print(count_moved(before, w))
 
 # sphinx_gallery_start_ignore
-assert (w.grad[~mask] == 0).all()  # the hook did its job
+assert (w.grad[~mask] == 0).all()  # the mask did its job
 assert torch.allclose(w[~mask], before[~mask] * (1 - 0.05 * 0.01) ** 10)
 # sphinx_gallery_end_ignore
 
@@ -117,76 +107,66 @@ assert torch.allclose(w[~mask], before[~mask] * (1 - 0.05 * 0.01) ** 10)
 # gradient is now exactly zero. Adam's running averages do the same. (With the
 # mask on from the first step, momentum and Adam keep the entries frozen:
 # their state only ever saw zeros there.)
-before, w, optimizer = train_with_mask(sgd_momentum, warmup=10)
+momentum = {"lr": 0.05, "momentum": 0.9}
+before, w, optimizer = train_with_mask(warmup=10, **momentum)
 print(count_moved(before, w))
 print("velocity at frozen entries:", optimizer.state[w]["momentum_buffer"][~mask])
 
 # sphinx_gallery_start_ignore
 assert ((w.grad == 0) & (optimizer.state[w]["momentum_buffer"] != 0))[~mask].all()
-_adam = functools.partial(torch.optim.Adam, lr=0.01)
-for _make, _warmup, _frozen in ((sgd_momentum, 0, 1), (_adam, 0, 1), (_adam, 10, 0)):
-    _before, _w, _ = train_with_mask(_make, _warmup)
+for _cls, _warmup, _frozen, _options in (
+    (torch.optim.SGD, 0, 1, momentum),
+    (torch.optim.Adam, 0, 1, {"lr": 0.01}),
+    (torch.optim.Adam, 10, 0, {"lr": 0.01}),
+):
+    _before, _w, _ = train_with_mask(_warmup, False, _cls, **_options)
     assert torch.equal(_w[~mask], _before[~mask]) == _frozen
 # sphinx_gallery_end_ignore
-
 
 # %%
 # Write the values back after every step
 # --------------------------------------
 # Whatever the optimizer does, the frozen entries end up right if their old
-# values are written back after each step, by a hook on the optimizer:
-# ``optimizer.register_step_post_hook(fn)`` calls
-# ``fn(optimizer, args, kwargs)`` after every ``step()``. The write is in place
-# on a leaf that requires grad, so it runs under ``torch.no_grad()``; without
-# it, autograd refuses, as in
+# values are written back after each step: that is ``fit``'s
+# ``write_back``. The write is in place on a leaf that requires grad, so it
+# runs under ``torch.no_grad()``; without it, autograd refuses, as in
 # :ref:`sphx_glr_tutorials_01_one_training_step.py`:
-def keep_frozen_by_hand(optimizer, w, mask):
-    saved = w.detach().clone()
-
-    def restore(optimizer, args, kwargs):
-        with torch.no_grad():
-            w.copy_(torch.where(mask, w, saved))
-
-    return optimizer.register_step_post_hook(restore)
-
-
 with expect_error(RuntimeError, "leaf Variable that requires grad"):
     w.copy_(torch.where(mask, w, before))  # outside torch.no_grad()
-# sphinx_gallery_start_ignore
-from pathlib import Path
 
-_gallery = Path(keep_frozen_by_hand.__code__.co_filename).parent
-_message = "leaf Variable that requires grad"
-assert _message in (_gallery / "01_one_training_step.py").read_text()
-assert _message not in (_gallery / "02_leaf_tensors.py").read_text()
-# sphinx_gallery_end_ignore
-
-# The two failures again, with the step hook on from when the mask arrives:
-for name, make, warmup in (("decay", sgd_decay, 0), ("momentum", sgd_momentum, 10)):
-    before, w, _ = train_with_mask(make, warmup, restore=keep_frozen_by_hand)
+runs = {"decay": (0, decay), "momentum": (10, momentum)}  # write back now
+for name, (warmup, options) in runs.items():
+    before, w, optimizer = train_with_mask(warmup, True, **options)
     print(f"{name:8}", count_moved(before, w), torch.equal(w[~mask], before[~mask]))
     # sphinx_gallery_start_ignore
     assert ((w != before) == mask).all()  # frozen entries equal, the others moved
     # sphinx_gallery_end_ignore
+# sphinx_gallery_start_ignore
+assert (optimizer.state[w]["momentum_buffer"][~mask] != 0).all()  # momentum run
+fit(w, optimizer, 1, mask=mask)  # one step without writing back
+assert (w[~mask] != before[~mask]).all()
+# sphinx_gallery_end_ignore
 
 # %%
-# Keep both hooks: only the gradient hook keeps frozen entries out of
-# ``w.grad``, and so out of gradient clipping or anything else that reads it.
+# Writing back restores the weights, not the optimizer's state: after the
+# momentum run, the velocity at the frozen entries is not zero, so stop
+# writing back and the next step moves them again. Keep both: only the
+# gradient mask keeps frozen entries out of ``w.grad``, and so out of
+# gradient clipping or anything else that reads it.
 #
 # The tested versions in ``autograd_notes``
 # -----------------------------------------
-# :func:`~autograd_notes.register_grad_mask` is the gradient hook,
-# :func:`~autograd_notes.keep_frozen` the step hook and
-# :func:`~autograd_notes.frozen_report` the check
-# (:func:`~autograd_notes.random_mask` draws masks as above). They give bit
-# for bit the weights your hooks give while gradients are finite (they mask
-# with ``torch.where``: an ``inf`` at a frozen entry becomes 0, not ``nan``),
-# and add what those lack: handles whose
-# ``remove()`` takes the hooks off, ``keep_frozen`` following the parameter
-# through an in-place cast such as ``model.double()``, a report of what moved
-# on each side of the mask, and checked arguments. A mask of the wrong shape,
-# say one row, broadcasts in ``g * row`` without a word; here it is refused:
-from autograd_notes import frozen_report, keep_frozen, random_mask, register_grad_mask
+# :func:`~autograd_notes.register_grad_mask` masks the gradient and
+# :func:`~autograd_notes.keep_frozen` writes the values back, with no change
+# to your training loop: each registers a *hook*, a function that autograd
+# or the optimizer calls at the right moment (later, in
+# :ref:`tutorial 11 <sphx_glr_tutorials_11_hooks.py>`).
+# :func:`~autograd_notes.frozen_report` is the check. They give bit for bit
+# the weights of ``fit`` while gradients are finite (they mask with
+# ``torch.where``: an ``inf`` at a frozen entry becomes 0, not ``nan``), and
+# add handles whose ``remove()`` takes them off, a report of what moved on
+# each side of the mask, and checked arguments:
+from autograd_notes import frozen_report, keep_frozen, register_grad_mask
 
 w = torch.nn.Parameter(W.detach().clone())
 optimizer = torch.optim.AdamW([w], lr=0.01)  # weight_decay=0.01 by default
@@ -196,36 +176,25 @@ freeze_handle = keep_frozen(optimizer, w, mask)
 before = w.detach().clone()
 fit(w, optimizer, steps=10)
 print(frozen_report(before, w, mask))
-with expect_error(ValueError, "must have shape"):
-    register_grad_mask(w, mask[0])
 
 # sphinx_gallery_start_ignore
+from contextlib import redirect_stdout
+from io import StringIO
+
 assert frozen_report(before, w, mask).frozen
 assert optimizer.defaults["weight_decay"] == 0.01
-_generator = torch.Generator().manual_seed(0)
-assert torch.equal(random_mask(W.shape, generator=_generator), mask)
-_adamw = functools.partial(torch.optim.AdamW, lr=0.01)
-_, _mine, _ = train_with_mask(_adamw, 10, restore=keep_frozen_by_hand)
+_, _mine, _ = train_with_mask(10, True, torch.optim.AdamW, lr=0.01)
 assert torch.equal(_mine, w)  # bit for bit
-assert torch.equal(torch.ones(4, 4) * mask[0], mask[0].float().expand(4, 4))
+with redirect_stdout(StringIO()), expect_error(ValueError, "must have shape"):
+    register_grad_mask(w, mask[0])  # checked arguments
 grad_handle.remove()
 freeze_handle.remove()
 fit(w, optimizer, steps=1)  # both hooks gone: the gradient and decay move them
 assert (w.grad[~mask] != 0).any()
 assert not frozen_report(before, w, mask).frozen
-_lin = torch.nn.Linear(4, 4, bias=False)
-_opt, _start = torch.optim.AdamW(_lin.parameters()), _lin.weight.detach().clone()
-keep_frozen(_opt, _lin.weight, mask)
-_lin.double()(X.double()).sum().backward()
-_opt.step()
-assert torch.equal(_lin.weight[~mask], _start.double()[~mask])
-_hand, _package = (torch.nn.Parameter(torch.ones(4, 4)) for _ in "ab")
-_hand.register_hook(lambda g: g * mask)
-register_grad_mask(_package, mask)
-for _p in (_hand, _package):
-    (_p * float("inf")).sum().backward()  # an infinite gradient everywhere
-assert _hand.grad[~mask].isnan().all()  # the product
-assert (_package.grad[~mask] == 0).all()  # torch.where
+register_grad_mask(_package := torch.nn.Parameter(torch.ones(4, 4)), mask)
+(_package * float("inf")).sum().backward()  # an infinite gradient everywhere
+assert (_package.grad[~mask] == 0).all()  # torch.where, not the product's nan
 # sphinx_gallery_end_ignore
 
 # %%
@@ -246,9 +215,8 @@ x = torch.randn(4)
 def masks_agree(weight, loss_fn):
     a, b = (weight.detach().clone().requires_grad_() for _ in range(2))
     loss_fn((a * mask) @ x).backward()  # forward mask
-    b.register_hook(lambda g: g * mask)  # gradient mask
     loss_fn(b @ x).backward()
-    return torch.allclose(a.grad, b.grad)
+    return torch.allclose(a.grad, b.grad * mask)  # gradient mask
 
 
 def square_loss(y):
@@ -287,37 +255,46 @@ assert ((_a.grad == 0) & (_a != W))[~mask].all()  # zero gradient, moved anyway
 # **Solution**
 
 # %%
-make_adam = functools.partial(torch.optim.Adam, lr=0.01, weight_decay=0.01)
-before, w, _ = train_with_mask(make_adam)
+options = {"lr": 0.01, "weight_decay": 0.01}
+before, w, _ = train_with_mask(opt=torch.optim.Adam, **options)
 print(frozen_report(before, w, mask))  # no: Adam adds the decay to the gradient
 # sphinx_gallery_start_ignore
 assert frozen_report(before, w, mask).max_abs_change_outside > 0.05  # ~lr per step
 # sphinx_gallery_end_ignore
 
 # %%
-# **2. Predict.** In the momentum run with ``keep_frozen_by_hand`` above,
-# is the velocity at the frozen entries zero at the end?
+# **2. Predict.** A forward mask can also live inside the layer, as a
+# *parametrization*: ``parametrize_mask(layer, "weight", mask)`` registers
+# one with :func:`torch.nn.utils.parametrize.register_parametrization`. Is
+# ``layer.weight`` then still a leaf? Which tensor does the optimizer update?
 #
 # **Solution**
 
 # %%
-before, w, optimizer = train_with_mask(sgd_momentum, 10, keep_frozen_by_hand)
-print(optimizer.state[w]["momentum_buffer"][~mask])
-# Not zero: the step hook restores the weights, not the optimizer's state.
-# Remove the hook, and the next step moves the frozen entries again.
+from autograd_notes import parametrize_mask
+
+layer = parametrize_mask(torch.nn.Linear(4, 4), "weight", mask)
+original = layer.parametrizations.weight.original
+print({"layer.weight": layer.weight.is_leaf, "original": original.is_leaf})
+# layer.weight is computed from original at every access, so it is not a
+# leaf; the optimizer updates the leaf original. weight_norm and
+# spectral_norm work the same way.
 # sphinx_gallery_start_ignore
-assert (optimizer.state[w]["momentum_buffer"][~mask] != 0).all()
-_handles = []
-_keep = lambda *args: _handles.append(keep_frozen_by_hand(*args))  # noqa: E731
-_before, _w, _opt = train_with_mask(sgd_momentum, 10, _keep)
-_handles[0].remove()
-fit(_w, _opt, 1)
-assert (_w[~mask] != _before[~mask]).all()
+from torch import nn
+
+with torch.random.fork_rng():  # leave the page's random numbers unchanged
+    _wn = nn.utils.parametrizations.weight_norm(nn.Linear(4, 3))
+    _sn = nn.utils.parametrizations.spectral_norm(nn.Linear(4, 3))
+for _layer in (layer, _wn, _sn):
+    assert (_layer.weight.is_leaf, _layer.weight.grad_fn is None) == (False, False)
+    assert all(_p.is_leaf and _p is not _layer.weight for _p in _layer.parameters())
+assert id(original) in map(id, layer.parameters())  # the optimizer's leaf
+assert torch.equal(layer.weight, original * mask)
 # sphinx_gallery_end_ignore
 
 # %%
 # What next
 # ---------
-# The recipe alone: :doc:`/how-to/freeze-part-of-a-weight`.
 # :ref:`sphx_glr_tutorials_09_writing_a_custom_function.py` writes the
-# masked layer as a custom autograd ``Function``.
+# masked layer as a custom autograd ``Function``. The recipe alone:
+# :doc:`/how-to/freeze-part-of-a-weight`.

@@ -370,9 +370,7 @@ layer(torch.randn(8, 4)).pow(2).mean().backward()
 for name, norm in norms.items():
     print(f"{name}: {norm:.4f}")
 # sphinx_gallery_start_ignore
-assert set(norms) == {"weight", "bias"}
-for _name, _param in layer.named_parameters():
-    assert torch.equal(norms[_name], _param.grad.norm())
+assert norms == {n: p.grad.norm() for n, p in layer.named_parameters()}
 # sphinx_gallery_end_ignore
 
 # %%
@@ -396,5 +394,6 @@ assert (h.grad.tolist(), x.grad.tolist()) == ([10, 10], [30, 30])
 # %%
 # What next
 # ---------
-# Hooks also exist for the tensors a node *saves* for backward:
+# :ref:`sphx_glr_tutorials_12_non_differentiable_points.py`: gradients where
+# no derivative exists. Hooks on the tensors a node *saves* come later, in
 # :ref:`sphx_glr_tutorials_15_memory_and_checkpointing.py`.

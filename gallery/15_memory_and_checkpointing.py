@@ -82,11 +82,11 @@ with expect_error(RuntimeError, "backward through the graph a second time"):
 # %%
 # Common mistake: a running total that keeps every graph
 # -------------------------------------------------------
-# A graph, with its saved tensors, lives as long as some tensor refers to
-# it. An evaluation loop that forgets ``torch.no_grad()`` and adds each
-# batch's loss to a total builds one graph per batch, and ``total`` refers
-# to all of them: memory grows with the number of batches. The fix: no graph
-# where no gradient is needed, and a Python number for the log.
+# A graph and its saved tensors live while a tensor refers to them. An
+# evaluation loop that forgets ``torch.no_grad()`` and adds each batch's loss to
+# a total builds one graph per batch, all held by ``total`` (the package's
+# ``walk_graph`` lists the nodes): memory grows with the batches. The fix: no
+# graph where no gradient is needed, a Python number for the log.
 model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
 batches = [(torch.randn(16, 32), torch.randn(16, 1)) for _ in range(10)]
 

@@ -298,3 +298,10 @@ print(out.grad_fn, out.requires_grad)  # None False: no graph is recorded
 # sphinx_gallery_start_ignore
 assert (out.grad_fn, out.requires_grad) == (None, False)
 # sphinx_gallery_end_ignore
+
+# %%
+# What next
+# ---------
+# Compiled or not, a training step often adds up the gradients of several
+# micro-batches and clips them before it steps:
+# :ref:`sphx_glr_tutorials_17_gradient_accumulation_and_clipping.py`.

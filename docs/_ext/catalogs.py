@@ -1,7 +1,7 @@
 """The zh_CN edition's i18n jobs that Sphinx's gettext support and sphinx-intl lack.
 
 * :func:`messages`, :func:`plain`, :func:`unmarked`: current translations, for raw HTML;
-* :class:`KeepDocstringsEnglish`: the API reference is never in the catalogs;
+* :class:`SphinxLabels`: docstrings are messages; their field names are Sphinx's;
 * :func:`theme_strings` (``config-inited``): our words for sphinx-book-theme's strings;
 * :class:`RequireTranslation`, :func:`no_fuzzy` (``builder-inited``): warn on
   untranslated, fuzzy or unrendered messages;
@@ -16,6 +16,7 @@ import io
 import logging as stdlib_logging
 import re
 from collections.abc import Iterator
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from sphinx.search.zh import SearchChinese
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 from sphinx.util.i18n import docname_to_domain
-from sphinx.util.nodes import NodeMatcher, extract_messages, is_translatable
+from sphinx.util.nodes import NodeMatcher, extract_messages
 
 logger = logging.getLogger(__name__)
 ROLE = re.compile(r":\w+:`([^`<]*?)\s*(?:<[^>]*>)?`")
@@ -76,37 +77,37 @@ def _inside(node: nodes.Node, kind: type) -> bool:
     return False
 
 
-class KeepDocstringsEnglish(SphinxTransform):
-    """The API reference's messages (not inlines: signatures) are not translatable."""
+class SphinxLabels(SphinxTransform):
+    """An API entry's field names and rubrics ("Parameters", "Examples") are
+    Sphinx's and napoleon's labels, already in the page's language."""
 
     default_priority = 10  # before sphinx.transforms.i18n.Locale (20)
 
     def apply(self, **kwargs: Any) -> None:
-        for node in list(self.document.findall(is_translatable)):
-            if isinstance(node, nodes.TextElement) and (
-                "docstring of " in (node.source or "") or _inside(node, addnodes.desc)
-            ):
+        for node in self.document.findall(NodeMatcher(nodes.field_name, nodes.rubric)):
+            if _inside(node, addnodes.desc_content):
                 node["translatable"] = False
 
 
 def theme_strings(app: Sphinx, config: Config) -> None:
-    """Our ``booktheme.po`` over the theme's (read early, for its header buttons)."""
+    """Our ``booktheme.po`` over the theme's (read early, for its header buttons),
+    and ``site.po``, our code's words (``sphinx.locale.get_translation("site")``)."""
     if config.language == "en":
         return
     from sphinx import locale
 
-    for folder in config.locale_dirs:
-        po = Path(app.srcdir, folder, config.language, "LC_MESSAGES", "booktheme.po")
+    for folder, domain in product(config.locale_dirs, ("booktheme", "site")):
+        po = Path(app.srcdir, folder, config.language, "LC_MESSAGES", f"{domain}.po")
         if not po.exists():
             continue
         compiled = io.BytesIO()
         write_mo(compiled, read(po))
         compiled.seek(0)
         ours = gettext.GNUTranslations(compiled)
-        theirs = locale.translators.get(("general", "booktheme"))
+        theirs = locale.translators.get(("general", domain))
         if theirs is not None and theirs.__class__ is not gettext.NullTranslations:
             ours.add_fallback(theirs)
-        locale.translators["general", "booktheme"] = ours
+        locale.translators["general", domain] = ours
 
 
 # Inline markup docutils left as text (outside code, math and raw HTML).
@@ -197,7 +198,7 @@ class ChineseSearch(SearchChinese):
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.add_transform(KeepDocstringsEnglish)
+    app.add_transform(SphinxLabels)
     app.add_transform(RequireTranslation)
     app.add_search_language(ChineseSearch)
     app.connect("config-inited", theme_strings)

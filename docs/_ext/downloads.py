@@ -32,41 +32,25 @@ from exercises import HIDDEN, collapse_in_notebook
 from parallelread import executes
 from sitewheel import requirement
 from sphinx.application import Sphinx
+from sphinx.locale import get_translation
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
-TEXT: dict[str, dict[str, str]] = {
-    "en": {
-        "install_title": "Install the helper package",
-        "install": (
-            "`autograd_notes` is not on PyPI: install the version that produced "
-            "the site's outputs ({version}) from the site{plot}; it needs only torch:"
-        ),
-        "plot": ", with matplotlib and networkx for the figures",
-        "figures_title": "Keep the figures",
-        "figures": (
-            "Run in a terminal, a script's figures vanish when it ends. This "
-            "cell saves each one as a PNG file in the current folder, and "
-            "also shows them when matplotlib can open a window."
-        ),
-        "no_matplotlib": "without matplotlib the script drew nothing",
-    },
-    "zh_CN": {
-        "install_title": "安装辅助包",
-        "install": (
-            "`autograd_notes`不在 PyPI 上：从本站安装产生本站输出的版本"
-            "（{version}）{plot}；它只依赖 torch："
-        ),
-        "plot": "，并附带绘图所需的 matplotlib 和 networkx",
-        "figures_title": "保存图形",
-        "figures": (
-            "在终端中运行时，脚本画出的图形会随脚本结束而消失。这个单元格把"
-            "每个图形保存为当前文件夹中的 PNG 文件；matplotlib 能打开窗口时，"
-            "也会显示它们。"
-        ),
-        "no_matplotlib": "没有 matplotlib 时，脚本什么也没有画",
-    },
+TEXT = {  # in Chinese: docs/locale/zh_CN/LC_MESSAGES/site.po
+    "install_title": "Install the helper package",
+    "install": (
+        "`autograd_notes` is not on PyPI: install the version that produced "
+        "the site's outputs ({version}) from the site{plot}; it needs only torch:"
+    ),
+    "plot": ", with matplotlib and networkx for the figures",
+    "figures_title": "Keep the figures",
+    "figures": (
+        "Run in a terminal, a script's figures vanish when it ends. This "
+        "cell saves each one as a PNG file in the current folder, and "
+        "also shows them when matplotlib can open a window."
+    ),
+    "no_matplotlib": "without matplotlib the script drew nothing",
 }
 DRAWS = re.compile(r"\bdraw_graph\(|\bmatplotlib\b|\bplt\.")  # needs [plot]
 
@@ -316,9 +300,10 @@ class Edition:
             return text
 
     def words(self, key: str, draws: bool = False) -> str:
-        words = TEXT.get(self.app.config.language, TEXT["en"])
-        plot = words["plot"] if draws else ""
-        return words[key].format(version=self.app.config.release, plot=plot)
+        """``TEXT[key]`` in this edition (site.po: reST escapes, dropped here)."""
+        plot = self.words("plot") if draws else ""
+        text = str(get_translation("site")(TEXT[key])).replace("\\ ", "")
+        return text.format(version=self.app.config.release, plot=plot)
 
     def pip(self, draws: bool) -> str:
         return f'pip install "{requirement(self.app, "[plot]" if draws else "")}"'

@@ -5,6 +5,8 @@ Pages or locally. :data:`EDITIONS`: language -> (name, folder).
 * :func:`page_links` (``html-page-context``): ``other_editions``, hreflang links and
   a zh page's canonical address (absolute on the 404 page);
 * :func:`issue_body` (``html-page-context``): the issue button's body names the page;
+* :func:`spaced_titles` (``html-page-context``): a Chinese title as plain text
+  keeps a space where code met Chinese;
 * :func:`source_in_repository`: a tutorial page's file (launchbar's *View source*).
 """
 
@@ -86,7 +88,23 @@ def issue_body(
                 item["url"] = re.sub(r"body=[^&]*", f"body={body}", item["url"])
 
 
+CODE_EDGE = re.compile(r"(?<=[\u3400-\u9fff])(?=<code)|(?<=</code>)(?=[\u3400-\u9fff])")
+
+
+def spaced_titles(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    """In the article, code's box sets it off the Chinese around it (no space:
+    check_catalogs.py); the window's title and the previous/next links show a
+    title as text, where a space does, as the prose spaces a Latin word."""
+    if app.config.language == "zh_CN":
+        for item in (context, context.get("prev") or {}, context.get("next") or {}):
+            if item.get("title"):
+                item["title"] = CODE_EDGE.sub(" ", item["title"])
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("html-page-context", page_links)
+    app.connect("html-page-context", spaced_titles)
     app.connect("html-page-context", issue_body, priority=502)  # after the theme's
     return {"parallel_read_safe": True, "parallel_write_safe": True}

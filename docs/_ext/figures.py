@@ -16,6 +16,7 @@ from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
+from sphinx.locale import get_translation
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
@@ -29,21 +30,12 @@ KERNEL_ARGS = [
 
 DESCRIPTION = re.compile(r"^(Backward graph: \d+ arrows|No backward graph: )")
 
-LEGEND = {
-    "en": {
-        "root": "root",
-        "node": "backward node",
-        "leaf": "leaf (AccumulateGrad)",
-        "group": "module (group of nodes)",
-        "flow": "Arrows show gradient flow, from the root to the leaves.",
-    },
-    "zh_CN": {
-        "root": "根",
-        "node": "反向节点",
-        "leaf": "叶子（AccumulateGrad）",
-        "group": "模块（一组节点）",
-        "flow": "箭头表示梯度的流向：从根流向叶子。",
-    },
+LEGEND = {  # in Chinese: docs/locale/zh_CN/LC_MESSAGES/site.po
+    "root": "root",
+    "node": "backward node",
+    "leaf": "leaf (AccumulateGrad)",
+    "group": "module (group of nodes)",
+    "flow": "Arrows show gradient flow, from the root to the leaves.",
 }
 ALL_ARROWS = r"Backward graph: (\d+) arrows from the root down to the leaves\."
 SENTENCES_ZH = [
@@ -62,7 +54,7 @@ SENTENCE_END = re.compile(
 
 def describe_in(language: str, description: str) -> str:
     """A drawing's description in ``language`` (names and numbers unchanged)."""
-    if language == "en":
+    if language != "zh_CN":
         return description
     sentences = SENTENCE_END.split(description)
     out = []
@@ -174,7 +166,7 @@ class GraphFigures(SphinxTransform):
             return
         from sphinx_gallery.directives import imgsgnode
 
-        language = self.config.language if self.config.language in LEGEND else "en"
+        language = self.config.language
         for node in list(self.document.findall(nodes.image)):
             description = _png_description(self._path(node["uri"]))
             if description is None:
@@ -206,7 +198,7 @@ class GraphFigures(SphinxTransform):
 
     def _after(self, node: nodes.Element, language: str, description: str) -> None:
         """Put the legend right after the picture."""
-        words = LEGEND[language]
+        words = {k: str(get_translation("site")(v)) for k, v in LEGEND.items()}
         kinds = ["root", "node", "leaf", "group"][: 3 + ("Modules: " in description)]
         line = nodes.paragraph("", "", classes=["graph-legend"])
         for kind in kinds:

@@ -46,7 +46,7 @@ def invalidate(app: Sphinx, config: Config) -> None:
     shaping = sorted((srcdir / "_ext").glob("*.py"))
     shaping += sorted((srcdir / "_templates").glob("*.html"))
     for folder in config.locale_dirs:
-        for domain in ("sphinx", "booktheme"):
+        for domain in ("sphinx", "booktheme", "site"):
             shaping += sorted((srcdir / folder).glob(f"*/LC_MESSAGES/{domain}.po"))
     gallery = [srcdir / d for d in config.sphinx_gallery_conf["gallery_dirs"]]
     checks = [  # the outputs are shared by both editions; the doctrees are not

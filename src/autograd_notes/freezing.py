@@ -254,7 +254,8 @@ def parametrize_mask(module: nn.Module, name: str, mask: torch.Tensor) -> nn.Mod
     bool_mask = as_bool_mask(mask, weight, func, weight_name=f"module.{name}")
     parametrize.register_parametrization(module, name, _MaskParametrization(bool_mask))
     if _HOOKED not in vars(module):  # hook once; the mark travels with the hooks
-        module.register_load_state_dict_pre_hook(_check_saved_masks)  # type: ignore[no-untyped-call]
+        hook = _check_saved_masks
+        module.register_load_state_dict_pre_hook(hook)  # type: ignore[no-untyped-call]
         vars(module)[_HOOKED] = True
     return module
 
@@ -500,8 +501,8 @@ def keep_frozen(
     ``param``; ``model.float()`` then restores the registered values bit for bit) and
     raise :class:`RuntimeError` for a changed shape, before the step. A cast that makes
     a new parameter object (with
-    ``torch.__future__.set_overwrite_module_params_on_conversion(True)``) leaves the
-    optimizer, and this guard, with the old one: build a new optimizer and call this
+    ``torch.__future__.set_overwrite_module_params_on_conversion(True)``) keeps the
+    optimizer, and this guard, on the old one: build a new optimizer and call this
     again. Gradients are untouched: add :func:`.register_grad_mask` if they must not
     reach a gradient-norm clip or a non-elementwise update.
 

@@ -195,8 +195,9 @@ class MaskedLinearFunction(torch.autograd.Function):
     >>> MaskedLinearFunction.apply(x, w, m[0], None, "prune")
     Traceback (most recent call last):
     ...
-    ValueError: MaskedLinearFunction.apply() argument 'mask' must have shape (2, 2) like 'weight', not (2,)
-    """  # noqa: E501
+    ValueError: MaskedLinearFunction.apply() argument 'mask' must have shape
+    (2, 2) like 'weight', not (2,)
+    """
 
     generate_vmap_rule = True
 
@@ -377,8 +378,9 @@ class MaskedLinear(nn.Module):
     TypeError, ValueError
         Naming the argument, before allocating the parameters: a size not a
         non-negative int, a ``bias`` not a bool, a bad ``mode``, ``device`` or
-        ``dtype``, or a mask that is not of shape ``(out_features,
-        in_features)``, on the layer's device, bool or floating 0/1.
+        ``dtype``, or a mask that is not of shape
+        ``(out_features, in_features)``, on the layer's device, bool or
+        floating 0/1.
 
     Examples
     --------

@@ -280,8 +280,9 @@ def mask_from_indices(
     >>> mask_from_indices((3, 4), cols=[4])
     Traceback (most recent call last):
     ...
-    IndexError: mask_from_indices() argument 'cols' must be indices in 0..3, not 4 at cols[0]
-    """  # noqa: E501
+    IndexError: mask_from_indices() argument 'cols' must be indices in 0..3,
+    not 4 at cols[0]
+    """
     func = "mask_from_indices"
     dims = _as_shape(shape, func)
     if len(dims) != 2:
@@ -384,8 +385,9 @@ def check_mask(
     >>> check_mask(torch.ones(3, 2, dtype=torch.bool), w)
     Traceback (most recent call last):
     ...
-    ValueError: check_mask() argument 'mask' must have shape (2, 3) like 'weight', not (3, 2)
-    """  # noqa: E501
+    ValueError: check_mask() argument 'mask' must have shape (2, 3) like 'weight',
+    not (3, 2)
+    """
     if not isinstance(name, str):
         raise TypeError(arg_error("check_mask", "name", "a str", type_name(name)))
     return as_bool_mask(mask, weight, "check_mask", name)

@@ -287,7 +287,7 @@ class ModuleTrace:
 
         Returns
         -------
-        str or None
+        str | None
             ``""`` for a node made by the top model itself, ``None`` for a
             node made outside its forward (a loss, say). When forwards ran in
             several threads, also ``None`` for a node whose thread cannot be

@@ -245,7 +245,7 @@ def walk_graph(root: torch.Tensor | Node) -> list[Node]:
 
     Returns
     -------
-    list of torch.autograd.graph.Node
+    list[torch.autograd.graph.Node]
         Depth-first preorder: a node before its inputs, taken in
         ``next_functions`` order, skipping ``None``; a node reached by several
         paths appears once, where first reached. No ``grad_fn``: ``[]``.

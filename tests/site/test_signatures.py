@@ -9,6 +9,9 @@ extensions. Then, for every object those pages render:
   ``inspect.signature``: each parameter's name, its kind (``*``, ``/``,
   ``*args``, ``**kwargs``) and default, in order, and nothing else (conf has
   ``autodoc_typehints = "description"``: the signature shows no annotation).
+  A custom ``torch.autograd.Function`` is read as it is called: the class
+  with no parameters, its ``apply`` with those of ``forward`` (no ``ctx``
+  when ``setup_context`` is separate), not ``(*args, **kwargs)``;
   A method is static, a class method or neither, as in its class; a property
   or attribute shows its annotation;
 * each parameter keeps its own parts (name, ``=``, default), in order;
@@ -35,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 from bs4 import BeautifulSoup, Tag
 from sphinx.ext.napoleon import Config as NapoleonConfig
 from sphinx.ext.napoleon.docstring import NumpyDocstring
@@ -53,12 +57,19 @@ REFERENCE = ROOT / "docs" / "reference"
 CATALOGS = ROOT / "docs" / "locale" / "zh_CN" / "LC_MESSAGES"
 EDITIONS = ("en", "zh_CN")
 PACKAGE = autograd_notes.__name__
-AUTODOC = re.compile(r"^\.\. auto(?:function|class|method|attribute)::\s+(\S+)", re.M)
+# The object's name, without a signature written in the directive: Name(...).
+AUTODOC = re.compile(
+    r"^\s*\.\. auto(?:function|class|method|attribute)::\s+([^\s(]+)", re.M
+)
 
 
 def api_pages() -> list[Path]:
     """The reference pages that document the API with autodoc."""
-    pages = [p for p in sorted(REFERENCE.glob("*.md")) if AUTODOC.search(p.read_text())]
+    pages = [
+        p
+        for p in sorted(REFERENCE.glob("*.*"))
+        if p.suffix in (".md", ".rst") and AUTODOC.search(p.read_text())
+    ]
     assert len(pages) >= 5, pages
     return pages
 
@@ -129,9 +140,31 @@ def resolve(dotted: str) -> tuple[Any, type | None, Any]:
     return obj, owner, raw
 
 
+def is_custom_function(obj: Any) -> bool:
+    return (
+        inspect.isclass(obj)
+        and issubclass(obj, torch.autograd.Function)
+        and obj is not torch.autograd.Function
+    )
+
+
 def reader_signature(obj: Any, raw: Any) -> inspect.Signature:
     """``inspect.signature`` as a reader calls the object: without a method's
-    ``self`` (a class method's ``cls`` is bound already), no annotations."""
+    ``self`` (a class method's ``cls`` is bound already), no annotations. A
+    custom autograd Function is never instantiated (no parameters); its
+    ``apply`` takes ``forward``'s inputs."""
+    if is_custom_function(obj):
+        return inspect.Signature()
+    owner = getattr(obj, "__self__", None)
+    if getattr(obj, "__name__", "") == "apply" and is_custom_function(owner):
+        sig = inspect.signature(owner.forward)
+        params = list(sig.parameters.values())
+        if owner.setup_context is torch.autograd.Function.setup_context:
+            params = params[1:]  # forward(ctx, ...): apply has no ctx
+        return sig.replace(
+            parameters=[p.replace(annotation=p.empty) for p in params],
+            return_annotation=sig.empty,
+        )
     sig = inspect.signature(obj)
     params = list(sig.parameters.values())
     if raw is not None and inspect.isfunction(raw):  # a plain method

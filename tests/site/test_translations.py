@@ -63,17 +63,18 @@ def test_every_catalog_passes_the_checks() -> None:
 
 
 # Catalogs of no page: "sphinx" holds the strings of docs/_templates and of
-# pydata-sphinx-theme, "booktheme" those sphinx-book-theme lacks in Chinese.
-NOT_PAGES = {"sphinx", "booktheme"}
+# pydata-sphinx-theme, "booktheme" those sphinx-book-theme lacks in Chinese,
+# "site" the words of our own code (conf.py, downloads, figure legends).
+NOT_PAGES = {"sphinx", "booktheme", "site"}
 
 
 def site_pages() -> set[str]:
-    """Docnames of every page: docs/**/*.md, and each gallery tutorial."""
+    """Docnames of every page: docs/**/*.md and *.rst, and each gallery tutorial."""
     pages = {"tutorials/index"}
-    for md in DOCS.rglob("*.md"):
+    for md in [*DOCS.rglob("*.md"), *DOCS.rglob("*.rst")]:
         rel = md.relative_to(DOCS)
         # docs/inventories/README.md is excluded from the site (conf.py)
-        skip = {"_build", "tutorials", "jupyter_execute", "inventories"}
+        skip = {"_build", "tutorials", "jupyter_execute", "inventories", "generated"}
         if not set(rel.parts[:-1]) & skip:
             pages.add(rel.with_suffix("").as_posix())
     for script in (ROOT / "gallery").glob("[0-9][0-9]_*.py"):
@@ -522,8 +523,11 @@ def test_spacing_syntax_of_each_catalog() -> None:
             assert found == "rst", name
         elif page.with_suffix(".md").exists():
             assert found == "myst", name
+        elif page.with_suffix(".rst").exists():  # the API pages: docstrings are reST
+            assert found == "rst", name
     assert syntax["tutorials/index.po"] == "rst"
     assert syntax["about.po"] == "myst"
+    assert syntax["reference/masks.po"] == "rst"
 
 
 def test_spacing_fixer_is_idempotent_on_every_catalog() -> None:
