@@ -58,7 +58,7 @@ def recorded(nodes: list[Node]) -> bool:
 
 
 def node_marks(node: Node, kind: str, anomaly: bool) -> list[str]:
-    """The notes for ``node`` (class name ``kind``); ``anomaly``: ask its metadata."""
+    """The marks for ``node`` (class name ``kind``); ``anomaly``: ask its metadata."""
     marks = []
     if kind == COMPILED:
         marks.append(COMPILED_NOTE)
