@@ -297,7 +297,6 @@ model = nn.Sequential(*blocks, nn.Linear(4, 1))
 with track_modules(model) as trace:
     out = model(torch.randn(5, 4))
 view = to_html((out**2).mean(), modules=trace)
-view
 # sphinx_gallery_start_ignore
 import html
 import json
@@ -322,6 +321,7 @@ with tempfile.TemporaryDirectory() as _dir:
     _file = view.save(Path(_dir) / "graph.html")
     assert _file.read_text(encoding="utf-8") == view.html
 # sphinx_gallery_end_ignore
+view  # the last value of a cell is shown: here, the view
 
 # %%
 # The boxes and their numbers are the entries of ``format_graph(...,
