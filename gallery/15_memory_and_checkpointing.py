@@ -23,13 +23,7 @@ from torch import nn
 from torch.autograd.graph import save_on_cpu, saved_tensors_hooks
 from torch.utils.checkpoint import checkpoint
 
-from autograd_notes import (
-    diff_graphs,
-    expect_error,
-    saved_memory,
-    track_modules,
-    walk_graph,
-)
+from autograd_notes import expect_error, walk_graph
 
 _ = torch.manual_seed(0)
 
@@ -129,6 +123,8 @@ assert isinstance(total, float)
 # :func:`~autograd_notes.track_modules` (from
 # :ref:`tutorial 03 <sphx_glr_tutorials_03_grad_fn_and_the_graph.py>`), it
 # adds the bytes up per module:
+
+from autograd_notes import diff_graphs, saved_memory, track_modules
 
 
 class Block(nn.Module):
