@@ -130,7 +130,8 @@ from autograd_notes import diff_graphs, saved_memory, track_modules
 class Block(nn.Module):
     def __init__(self):
         super().__init__()
-        self.mlp = nn.Sequential(nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 256))
+        layers = [nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 256)]
+        self.mlp = nn.Sequential(*layers)
         self.runs = 0
 
     def forward(self, h):
@@ -193,8 +194,8 @@ with track_modules(blocks) as trace_ckpt:
     loss_ckpt = one_checkpointed(x).pow(2).mean()
 diff = diff_graphs(loss, loss_ckpt, trace, trace_ckpt)
 print(diff.table(depth=1))
-for item in saved_memory(loss_ckpt, modules=trace_ckpt).not_counted:
-    print(f"not counted: node [{item.node}] {item.attribute}, {item.reason}")
+for gone in saved_memory(loss_ckpt, modules=trace_ckpt).not_counted:
+    print(f"not counted: [{gone.node}] {gone.attribute}, {gone.reason}")
 # sphinx_gallery_start_ignore
 assert (diff.nodes_before, diff.nodes_after) == (38, 38)
 assert (diff.added, diff.removed) == (0, 0)
@@ -243,9 +244,10 @@ def checkpointed(h):
 
 plain_bytes, plain_runs, plain_grads = run(blocks)
 ckpt_bytes, ckpt_runs, ckpt_grads = run(checkpointed)
-print(f"without checkpoint: {plain_bytes:8} bytes, forward runs {plain_runs}")
-print(f"with checkpoint:    {ckpt_bytes:8} bytes, forward runs {ckpt_runs}")
-same = all(torch.equal(p, c) for p, c in zip(plain_grads, ckpt_grads, strict=True))
+print(f"no checkpoint: {plain_bytes:8} bytes, forward runs {plain_runs}")
+print(f"checkpoint:    {ckpt_bytes:8} bytes, forward runs {ckpt_runs}")
+pairs = zip(plain_grads, ckpt_grads, strict=True)
+same = all(torch.equal(p, c) for p, c in pairs)
 print("same gradients:", same)
 
 # sphinx_gallery_start_ignore
