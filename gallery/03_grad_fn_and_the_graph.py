@@ -280,6 +280,63 @@ assert "-> [6] AccumulateGrad (see above)" in _tree
 # sphinx_gallery_end_ignore
 
 # %%
+# The same kind of graph, interactive
+# -----------------------------------
+# A real model's graph has thousands of nodes, too many for a tree or a
+# picture. Take a stack of four identical blocks (a linear layer, then
+# ``tanh``) and a head. :func:`~autograd_notes.track_modules` records which
+# module made each node, and :func:`~autograd_notes.to_html` turns the graph
+# into an interactive view, one box per module at the top:
+from torch import nn
+
+from autograd_notes import to_html, track_modules
+
+_ = torch.manual_seed(0)
+blocks = [nn.Sequential(nn.Linear(4, 4), nn.Tanh()) for _ in range(4)]
+model = nn.Sequential(*blocks, nn.Linear(4, 1))
+with track_modules(model) as trace:
+    out = model(torch.randn(5, 4))
+view = to_html((out**2).mean(), modules=trace)
+# sphinx_gallery_start_ignore
+import html
+import json
+import re
+import tempfile
+from pathlib import Path
+
+_data = re.search(r'id="an-data">(.*?)</script>', view.html, re.S).group(1)
+_data = json.loads(_data)
+_tops = [f"{row[2]} {row[3]}" for row in _data["items"][: _data["tops"]]]
+_tree = format_graph((out**2).mean(), modules=trace, depth=1)
+assert _tops == [line.split("  (")[0] for line in _tree.splitlines()], _tops
+assert "[3] 1–3 × 3" in _tops, _tops
+assert "[4] 0" in _tops, _tops
+_addmm = {trace.path_of(n): n for n in walk_graph(out) if "Addmm" in n.name()}
+assert _addmm["0.0"].next_functions[1] == (None, 0)  # the data: no gradient
+assert _addmm["1.0"].next_functions[1][0] is not None
+assert [row[1] for row in _data["items"][:5]].count("fold") == 1
+assert "http" not in view.html.lower()  # nothing is fetched
+assert view.html in html.unescape(view._repr_html_())
+with tempfile.TemporaryDirectory() as _dir:
+    _file = view.save(Path(_dir) / "graph.html")
+    assert _file.read_text(encoding="utf-8") == view.html
+# sphinx_gallery_end_ignore
+view  # the last value of a cell is shown: here, the view
+
+# %%
+# The boxes and their numbers are the entries of ``format_graph(...,
+# modules=trace, depth=1)``. Blocks ``1`` to ``3`` made the same nodes, so
+# they fold into one box, ``1–3 × 3``; block ``0`` stands apart, because its
+# input is the data, which needs no gradient. Click a box to open it (a fold
+# opens into its calls, a module into its parts) and to see in the details
+# panel what its nodes saved; the *Close* buttons there close it again. The
+# search field finds nodes by kind (try ``Tanh``) or module path. Drag or use
+# the arrow keys to move; the mouse wheel or ``+`` and ``-`` zoom. In Jupyter
+# or Colab the same object shows the same view, and
+# ``view.save("graph.html")`` writes it to one file that any browser opens,
+# offline.
+
+# %%
 # Exercises
 # ---------
 #

@@ -111,18 +111,27 @@ assert isinstance(total, float)
 # sphinx_gallery_end_ignore
 
 # %%
-# Checkpointing: save less, compute twice
-# ---------------------------------------
+# Saved bytes per module: ``saved_memory``
+# ----------------------------------------
 # A stack of four MLP blocks, each ``Linear(256, 1024) -> ReLU ->
-# Linear(1024, 256)``, on a batch of 64. Each block counts how often its
-# forward runs. We measure the *activations* kept from forward to backward:
-# the saved tensors other than the parameters, which live anyway.
+# Linear(1024, 256)``, on a batch of 64 (each block also counts how often its
+# forward runs: we need that below). A hook sees tensors one by one;
+# :func:`~autograd_notes.saved_memory` reads what every node of the graph
+# saved, without running anything. It counts each storage once, however many
+# nodes saved it, and lists the parameters apart from the *activations*:
+# the parameters live in the model anyway. With the trace of
+# :func:`~autograd_notes.track_modules` (from
+# :ref:`tutorial 03 <sphx_glr_tutorials_03_grad_fn_and_the_graph.py>`), it
+# adds the bytes up per module:
+
+from autograd_notes import diff_graphs, saved_memory, track_modules
 
 
 class Block(nn.Module):
     def __init__(self):
         super().__init__()
-        self.mlp = nn.Sequential(nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 256))
+        layers = [nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 256)]
+        self.mlp = nn.Sequential(*layers)
         self.runs = 0
 
     def forward(self, h):
@@ -132,23 +141,99 @@ class Block(nn.Module):
 
 blocks = nn.Sequential(*[Block() for _ in range(4)])
 x = torch.randn(64, 256)
-parameters = {p.data_ptr() for p in blocks.parameters()}
+with track_modules(blocks) as trace:
+    loss = blocks(x).pow(2).mean()
+memory = saved_memory(loss, modules=trace)
+print(memory.table(depth=1))
+print(f"total: {memory.total:,} bytes")
+# sphinx_gallery_start_ignore
+_block_io = 64 * 256 * 4  # one (64, 256) float32 tensor
+_hidden = 64 * 1024 * 4  # one (64, 1024) float32 tensor
+_weight = 256 * 1024 * 4
+assert memory.activations == 5 * _block_io + 4 * _hidden
+assert memory.total == memory.activations + memory.parameters
+assert (memory.parameters, memory.buffers) == (7 * _weight, 0)
+assert len(memory.storages) == 16
+for _i in range(4):
+    assert memory.module(str(_i)).activations == _block_io + _hidden
+    assert memory.module(f"{_i}.mlp.1").activations == _hidden
+    assert memory.module(f"{_i}.mlp.2").activations == 0
+assert memory.module(None).activations == _block_io  # pow, outside
+_hidden_rows = [r for r in memory.storages if r.nbytes == _hidden]
+assert [r.saves for r in _hidden_rows] == [2, 2, 2, 2]  # ReLU and Linear
+_names = {r.name for r in memory.storages if r.kind == "parameter"}
+assert len(_names) == 7
+assert "0.mlp.0.weight" not in _names
+assert all(name.endswith(".weight") for name in _names)
+# sphinx_gallery_end_ignore
+
+# %%
+# Each block keeps 320 KiB of activations: its input (64 KiB) and its hidden
+# activation (256 KiB), which ``ReLU`` and the second ``Linear`` both saved
+# but which counts once. The ``pow`` of the loss, outside the model, keeps
+# the model's output. The 7 MiB of parameters are seven weights: a linear
+# layer keeps its weight to send the gradient to its input, except the
+# first one, whose input is the data. They cost nothing extra.
+#
+# Checkpointing: save less, compute twice
+# ---------------------------------------
+# ``checkpoint(block, h, use_reentrant=False)`` runs ``block`` without
+# keeping what its nodes save, and runs its forward again when backward
+# reaches it. Checkpoint block 1 only, and compare the two graphs with
+# :func:`~autograd_notes.diff_graphs`: it matches nodes by module, call and
+# kind, and compares the saved bytes per module.
 
 
-def activation_bytes(saved):
-    """Bytes of distinct saved tensors that are not parameters."""
-    distinct = {t.data_ptr(): t.nbytes for t in saved if t.data_ptr() not in parameters}
-    return sum(distinct.values())
+def one_checkpointed(h):
+    h = blocks[0](h)
+    h = checkpoint(blocks[1], h, use_reentrant=False)
+    return blocks[3](blocks[2](h))
+
+
+with track_modules(blocks) as trace_ckpt:
+    loss_ckpt = one_checkpointed(x).pow(2).mean()
+diff = diff_graphs(loss, loss_ckpt, trace, trace_ckpt)
+print(diff.table(depth=1))
+for gone in saved_memory(loss_ckpt, modules=trace_ckpt).not_counted:
+    print(f"not counted: [{gone.node}] {gone.attribute}, {gone.reason}")
+# sphinx_gallery_start_ignore
+assert (diff.nodes_before, diff.nodes_after) == (38, 38)
+assert (diff.added, diff.removed) == (0, 0)
+_row = {row.path: row for row in diff.modules}
+assert _row["1"].bytes_before == _block_io + _hidden + 2 * _weight
+assert _row["1"].bytes_after == _block_io
+for _path in ("0", "2", "3", None):
+    assert _row[_path].change == 0, _path
+_memory = saved_memory(loss_ckpt, modules=trace_ckpt)
+_nodes = walk_graph(loss_ckpt)
+_attributes = sorted(_item.attribute for _item in _memory.not_counted)
+assert _attributes == ["_saved_mat1"] * 2 + ["_saved_mat2"] * 2 + ["_saved_result"]
+for _item in _memory.not_counted:
+    assert _item.reason == "recomputed by checkpoint"
+    assert trace_ckpt.path_of(_nodes[_item.node]).startswith("1.mlp.")
+assert _memory.module("1").activations == _block_io
+assert _memory.module("1").parameters == 0
+# sphinx_gallery_end_ignore
+
+# %%
+# The graph is the same, 38 nodes: checkpointing changes what its nodes
+# keep, not the graph. Block 1 went from 2.3 MiB to 64 KiB, its input, which
+# checkpoint keeps to recompute from. The five values its nodes saved (its
+# input, its hidden activation twice and its two weights) are listed as not
+# counted: backward will get them by running the block again.
+#
+# Checkpoint all four blocks, and count the forward runs:
 
 
 def run(forward):
     for block in blocks:
         block.runs = 0
     blocks.zero_grad()
-    loss, saved = saved_by(lambda: forward(x).pow(2).mean())
+    loss = forward(x).pow(2).mean()
+    saved = saved_memory(loss).activations
     loss.backward()
     grads = [p.grad.clone() for p in blocks.parameters()]
-    return activation_bytes(saved), [block.runs for block in blocks], grads
+    return saved, [block.runs for block in blocks], grads
 
 
 def checkpointed(h):
@@ -159,14 +244,13 @@ def checkpointed(h):
 
 plain_bytes, plain_runs, plain_grads = run(blocks)
 ckpt_bytes, ckpt_runs, ckpt_grads = run(checkpointed)
-print(f"without checkpoint: {plain_bytes:8} bytes saved, forward runs {plain_runs}")
-print(f"with checkpoint:    {ckpt_bytes:8} bytes saved, forward runs {ckpt_runs}")
-same = all(torch.equal(p, c) for p, c in zip(plain_grads, ckpt_grads, strict=True))
+print(f"no checkpoint: {plain_bytes:8} bytes, forward runs {plain_runs}")
+print(f"checkpoint:    {ckpt_bytes:8} bytes, forward runs {ckpt_runs}")
+pairs = zip(plain_grads, ckpt_grads, strict=True)
+same = all(torch.equal(p, c) for p, c in pairs)
 print("same gradients:", same)
 
 # sphinx_gallery_start_ignore
-_block_io = 64 * 256 * 4  # one (64, 256) float32 tensor
-_hidden = 64 * 1024 * 4  # one (64, 1024) float32 tensor
 assert plain_bytes == 5 * _block_io + 4 * _hidden
 assert ckpt_bytes == 5 * _block_io
 assert plain_runs == [1, 1, 1, 1]

@@ -1,0 +1,197 @@
+"""The interactive view of a backward graph (``to_html``) on the site's pages.
+
+A page shows the view where a code cell ends with a ``GraphHtml``: sphinx-gallery
+(or myst-nb) writes its ``_repr_html_``, an ``iframe`` whose ``srcdoc`` is the
+whole page of the view. On each page of :data:`PAGES`, in both editions:
+
+* the view renders inside its iframe: one box per top-level entry of its data;
+* no request leaves the page (counted: the iframe's own requests, and every
+  request to a host other than the test server), and the page has no error;
+* axe-core, run inside the iframe as the suite runs it on pages
+  (``webcheck.axe_problems``), finds nothing serious or critical;
+* a click on a fold (or a module) opens it: more boxes; its *Close* button in
+  the details panel closes it: the same boxes as before;
+* searching for the kind of a node hidden in a fold finds every node of that
+  kind (the list of results), marks the boxes that hold
+  them, and a result opens the way to its node;
+* on a phone (390 px) neither the page nor the view overflows sideways.
+
+Add a page to :data:`PAGES` to check its view too (the first view of the page
+is the one checked).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import webcheck
+from playwright.sync_api import BrowserContext, Frame, Page
+from views import sized_context
+
+# Pages (paths within an edition) that show an interactive graph view.
+PAGES = [
+    "tutorials/03_grad_fn_and_the_graph.html",
+]
+
+VIEW = "iframe[srcdoc*='an-data']"
+
+# The view's data, and what it shows now.
+DATA_JS = """() => {
+  const data = JSON.parse(document.getElementById('an-data').textContent);
+  return {tops: data.tops, items: data.items, kinds: data.kinds, kind: data.kind,
+          owner: data.owner, nodes: data.kind.length};
+}"""
+BOXES_JS = "() => document.querySelectorAll('#an-canvas g.an-box').length"
+OVERFLOW_JS = """() => ({scroll: document.documentElement.scrollWidth,
+                         client: document.documentElement.clientWidth})"""
+
+
+def open_view(
+    context: BrowserContext, url: str
+) -> tuple[Page, Frame, webcheck.Visit, list[str]]:
+    """The page at ``url``, its view's frame (drawn), what went wrong on the
+    page (``visit.external_requests``: every request that would have left
+    it, aborted) and the URLs that any iframe of the page requested."""
+    framed: list[str] = []
+    context.on(
+        "request",
+        lambda request: (
+            framed.append(request.url)
+            if request.frame.parent_frame is not None
+            else None
+        ),
+    )
+    page, visit = webcheck.open_page(context, url)
+    assert not visit.problems(), visit.problems()
+    view = page.locator(VIEW)
+    assert view.count() >= 1, "no graph view on the page"
+    view.first.scroll_into_view_if_needed()
+    handle = view.first.element_handle()
+    frame = handle.content_frame() if handle else None
+    assert frame is not None, "the view's iframe has no document"
+    frame.wait_for_selector("#an-canvas g.an-box")
+    return page, frame, visit, framed
+
+
+def no_requests(visit: webcheck.Visit, framed: list[str]) -> None:
+    """Nothing left the page, and the view fetched nothing at all."""
+    assert (visit.external_requests, framed) == ([], [])
+    assert not visit.problems(), visit.problems()
+
+
+def boxes(frame: Frame) -> int:
+    count: int = frame.evaluate(BOXES_JS)
+    return count
+
+
+def labels(frame: Frame) -> list[str]:
+    """The boxes' names (their text can be cut short; their names are not)."""
+    found = frame.locator("#an-canvas g.an-box").evaluate_all(
+        "gs => gs.map(g => g.getAttribute('aria-label'))"
+    )
+    return [name.removesuffix(" (press Enter to open)") for name in found]
+
+
+@pytest.fixture
+def url(base_url: str, edition: str, page_name: str) -> str:
+    return webcheck.page_url(base_url, edition, page_name)
+
+
+@pytest.mark.parametrize("page_name", PAGES)
+def test_the_view_renders_offline_and_passes_axe(
+    context: BrowserContext, url: str
+) -> None:
+    _, frame, visit, framed = open_view(context, url)
+    data = frame.evaluate(DATA_JS)
+    assert boxes(frame) == data["tops"] > 0
+    tops = [f"{row[2]} {row[3]}" for row in data["items"][: data["tops"]]]
+    assert sorted(labels(frame)) == sorted(tops)
+    assert frame.locator("#an-search").is_visible()
+    frame.locator("#an-canvas g.an-box").first.click()  # the details panel
+    frame.locator("#an-search").fill(data["kinds"][0])  # results and hits
+    no_requests(visit, framed)
+    problems = webcheck.axe_problems(frame)  # type: ignore[arg-type]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("page_name", PAGES)
+def test_a_click_opens_a_fold_and_close_closes_it(
+    context: BrowserContext, url: str
+) -> None:
+    _, frame, visit, framed = open_view(context, url)
+    before = boxes(frame)
+    group = frame.locator("#an-canvas g.an-fold, #an-canvas g.an-group").first
+    name = group.get_attribute("aria-label") or ""
+    assert "press Enter to open" in name, name
+    group.click()
+    opened = boxes(frame)
+    assert opened > before, (before, opened)
+    close = frame.locator("#an-details button", has_text="Close this")
+    close.click()
+    assert boxes(frame) == before
+    # The keyboard does the same: Enter on the focused box opens it.
+    frame.locator("#an-canvas g.an-fold, #an-canvas g.an-group").first.press("Enter")
+    assert boxes(frame) == opened
+    frame.get_by_role("button", name="Close all").click()
+    assert boxes(frame) == before
+    no_requests(visit, framed)
+
+
+@pytest.mark.parametrize("page_name", PAGES)
+def test_search_finds_a_kind_hidden_in_a_fold(
+    context: BrowserContext, url: str
+) -> None:
+    _, frame, visit, framed = open_view(context, url)
+    data = frame.evaluate(DATA_JS)
+    # a kind none of whose nodes shows as a box of its own at first: every
+    # one is inside a closed module or fold, found only by searching
+    items, owner = data["items"], data["owner"]
+    shown = {
+        data["kind"][n]
+        for n in range(data["nodes"])
+        if owner[n] >= 0 and items[owner[n]][1] == "node" and items[owner[n]][0] < 0
+    }
+    hidden = [
+        k
+        for k, name in enumerate(data["kinds"])
+        if k not in shown and name != "AccumulateGrad"
+    ]
+    assert hidden, data["kinds"]
+    kind = data["kinds"][hidden[0]]
+    count = data["kind"].count(hidden[0])
+    before = boxes(frame)
+    frame.locator("#an-search").fill(kind)
+    results = frame.locator("#an-results button").all_inner_texts()
+    assert len(results) == min(count, 50)
+    assert all(kind in text for text in results), results
+    assert frame.locator("#an-canvas g.an-hit").count() >= 1
+    assert boxes(frame) == before  # marking opens nothing
+    frame.locator("#an-results button").first.click()
+    selected = frame.locator("#an-canvas g.an-selected")
+    assert selected.count() == 1
+    label = selected.get_attribute("aria-label") or ""
+    assert label.startswith(results[0].split(" in ")[0]), (label, results[0])
+    assert boxes(frame) > before
+    no_requests(visit, framed)
+
+
+@pytest.mark.parametrize("page_name", PAGES)
+def test_the_view_fits_a_phone(browser: Any, url: str) -> None:
+    context = sized_context(browser, "phone")
+    try:
+        page, frame, visit, framed = open_view(context, url)
+        width = page.viewport_size["width"] if page.viewport_size else 0
+        assert width == 390
+        outer = page.evaluate(OVERFLOW_JS)
+        assert outer["scroll"] <= outer["client"], outer
+        inner = frame.evaluate(OVERFLOW_JS)
+        assert inner["scroll"] <= inner["client"], inner
+        box = page.locator(VIEW).first.bounding_box()
+        assert box is not None
+        assert box["x"] >= 0
+        assert box["x"] + box["width"] <= width, box
+        assert boxes(frame) > 0
+        no_requests(visit, framed)
+    finally:
+        context.close()
