@@ -32,6 +32,7 @@ from views import sized_context
 # Pages (paths within an edition) that show an interactive graph view.
 PAGES = [
     "tutorials/03_grad_fn_and_the_graph.html",
+    "how-to/see-what-your-model-keeps-for-backward.html",
 ]
 
 VIEW = "iframe[srcdoc*='an-data']"

@@ -1,6 +1,6 @@
 """The bytes a backward graph keeps alive in what its nodes saved.
 
-:func:`saved_memory` reads every value saved for backward the way
+:func:`.saved_memory` reads every value saved for backward the way
 ``autograd_notes.saved`` does: through the raw ``SavedTensor``, never
 unpacked, so no unpack hook, checkpointed forward or ``__torch_function__``
 runs. Each storage counts once, at its ``untyped_storage()`` address and
@@ -82,6 +82,7 @@ class NodeRow:
 
     @property
     def total(self) -> int:
+        """Activations, parameters and buffers, in bytes."""
         return self.activations + self.parameters + self.buffers
 
 
@@ -98,6 +99,7 @@ class ModuleRow:
 
     @property
     def total(self) -> int:
+        """Activations, parameters and buffers, in bytes."""
         return self.activations + self.parameters + self.buffers
 
 
@@ -136,7 +138,7 @@ class NotCounted:
 
 @dataclass
 class SavedMemory:
-    """What :func:`saved_memory` found; ``str()`` prints it as a table.
+    """What :func:`.saved_memory` found; ``str()`` prints it as a table.
 
     Rows: ``nodes``, each node that saved anything; ``modules`` (with a
     trace), each module with nodes, its parents, and the nodes outside the
@@ -160,14 +162,17 @@ class SavedMemory:
 
     @property
     def activations(self) -> int:
+        """Bytes of the activations counted."""
         return self._of("activation")
 
     @property
     def parameters(self) -> int:
+        """Bytes of the parameters counted."""
         return self._of("parameter")
 
     @property
     def buffers(self) -> int:
+        """Bytes of the buffers counted."""
         return self._of("buffer")
 
     def module(self, path: str | None) -> ModuleRow | None:
@@ -193,7 +198,8 @@ def _table_lines(report: SavedMemory, depth: int | None) -> Iterator[str]:
     )
     count = len(report.storages)
     noun = "storage" if count == 1 else "storages"
-    yield f"saved: {format_bytes(report.total)} in {count} {noun} ({parts})"
+    yield f"saved: {format_bytes(report.total)} in {count} {noun}"
+    yield f"  {parts}"
     if report.not_counted:
         reasons: dict[str, int] = {}
         for item in report.not_counted:
@@ -587,7 +593,8 @@ def saved_memory(
     >>> report.total, report.activations, report.parameters
     (160, 96, 64)
     >>> print(report)
-    saved: 160 B in 3 storages (activations 96 B, parameters 64 B, buffers 0 B)
+    saved: 160 B in 3 storages
+      activations 96 B, parameters 64 B, buffers 0 B
     <BLANKLINE>
     module                 nodes  activations   parameters    buffers  calls
     (model)                    9         96 B         64 B        0 B

@@ -107,7 +107,7 @@ def test_the_calls_of_a_repeated_module_add_up_to_its_row() -> None:
     assert row.calls == 5
     assert sum(c.total for c in calls) == row.total > 0
     assert sum(c.nodes for c in calls) <= row.nodes  # its leaves: no call made them
-    lines = {line.split()[0]: line for line in str(report).splitlines()[3:6]}
+    lines = {line.split()[0]: line for line in str(report).splitlines()[4:7]}
     low = format_bytes(min(c.total for c in calls))
     high = format_bytes(max(c.total for c in calls))
     assert lines["0"].endswith(f"  5, {low} to {high} per call")
