@@ -282,8 +282,8 @@ assert "-> [6] AccumulateGrad (see above)" in _tree
 # %%
 # The same kind of graph, interactive
 # -----------------------------------
-# A real model's graph has thousands of nodes, too many for a tree or a
-# picture. Take a stack of four identical blocks (a linear layer, then
+# A real model's graph has hundreds of nodes or more, too many for a tree
+# or a picture. Take a stack of four identical blocks (a linear layer, then
 # ``tanh``) and a head. :func:`~autograd_notes.track_modules` records which
 # module made each node, and :func:`~autograd_notes.to_html` turns the graph
 # into an interactive view, one box per module at the top:
