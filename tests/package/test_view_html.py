@@ -26,13 +26,57 @@ def _stack() -> tuple[torch.nn.Module, torch.Tensor]:
     return model, torch.randn(3, 4)
 
 
+def _ints(x: Any) -> list[int]:
+    if isinstance(x, list):
+        return x
+    s = x["s"]
+    return [s[i] + k * s[i + 1] for i in range(0, len(s), 3) for k in range(s[i + 2])]
+
+
 def _data(page: GraphHtml) -> dict[str, Any]:
+    """The page's data, with every node and item spelled out as view.js does."""
     found = re.search(r'<script type="application/json" id="an-data">(.*?)</script>',
                       page.html, re.S)  # fmt: skip
     assert found is not None
-    loaded: dict[str, Any] = json.loads(found.group(1))
-    loaded["saved"] = [loaded["saves"][s] for s in loaded["save"]]  # as view.js
-    return loaded
+    d: dict[str, Any] = json.loads(found.group(1))
+    items = list(d["items"])
+    real = len(d["kind"])
+    owner, kind = list(d["owner"]), [d["kinds"][k] for k in d["kind"]]
+    module = [d["paths"][p] for p in d["path"]]
+    saved = [d["saves"][s] for s in d["save"]]
+    inputs: list[list[int]] = []
+    k = 0
+    for n in range(real):
+        inputs.append([n + x for x in d["input"][k : k + d["degree"][n]]])
+        k += d["degree"][n]
+    base = real
+    for f in d["folds"]:
+        at, ext = _ints(f["at"]), [_ints(e) for e in f["ext"]]
+        fixed = {(j, p): d["paths"][x] for j, p, x in f["fix"]}
+        for j in range(f["n"]):
+            path, call = d["paths"][at[j]], len(items)
+            title = f"{path or 'the model'} (call {_ints(f['call'])[j]:,})"
+            items.append(
+                [f["item"], "call", "", title, f"call: {f['m']:,} nodes", path]
+            )
+            for s in f["subs"]:
+                parent = call if s[0] < 0 else call + 1 + s[0]
+                items.append([parent, s[1], "", path + s[2], s[3], path + s[4]])
+            k = 0
+            for p in range(f["m"]):
+                kind.append(d["kinds"][f["kind"][p]])
+                owner.append(call if f["owner"][p] < 0 else call + 1 + f["owner"][p])
+                module.append(fixed.get((j, p), path + f["rel"][p]))
+                saved.append(d["saves"][f["save"][p]])
+                row = []
+                for c in f["input"][k : k + f["degree"][p]]:
+                    row.append(base + c if c >= 0 else ext[-1 - c][j])
+                k += f["degree"][p]
+                inputs.append(row)
+            base += f["m"]
+    d.update(items=items, owner=owner, kind_names=kind, module=module, saved=saved,
+             inputs=inputs)  # fmt: skip
+    return d
 
 
 def _traced() -> tuple[torch.Tensor, object]:
@@ -89,7 +133,9 @@ def test_every_node_belongs_to_an_item_and_a_fold_opens_to_its_calls() -> None:
     [fold] = [i for i, item in enumerate(items) if item[1] == "fold"]
     calls = [item[3] for item in items if item[0] == fold and item[1] == "call"]
     assert calls == [f"1.{k} (call 0)" for k in range(5)]
-    params = [i for i, item in enumerate(items) if item[0] == fold][-1]
+    [params] = [
+        i for i, item in enumerate(items) if item[0] == fold and item[1] == "run"
+    ]
     assert items[params][3] == "parameters"
     assert sum(o == params for o in owner) == 10  # the blocks' weights and biases
 

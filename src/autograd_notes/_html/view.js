@@ -1,7 +1,8 @@
 /* autograd_notes.to_html: the interactive view (no library, nothing fetched).
  * Data (see view_html.py): items [parent, kind, label, title, note, path], the
- * top-level entries first; every graph node's kind, owner item, inputs,
- * module path, names and saved tensors. Only the boxes shown are laid out,
+ * top-level entries first; every node's kind, owner item, inputs, module
+ * path, names and saved tensors, a fold's calls as one template call and what
+ * differs per call. Only the boxes shown are laid out,
  * with the layered layout of draw_graph (longest path from the root, sinks
  * at the bottom, walk order within a layer). */
 (function () {
@@ -12,28 +13,93 @@
     d.innerHTML = "<svg></svg>";
     return d.firstChild.namespaceURI;
   })();
-  var items = D.items, I = items.length, N = D.kind.length, n, k;
-  // Decode the compact per-node data (see view_html._node_data).
-  D.starts = new Int32Array(N + 1); D.inputs = new Int32Array(D.input.length);
-  D.module = new Array(N); D.saved = new Array(N); D.text = new Array(N);
-  for (n = 0, k = 0; n < N; n++) {
-    D.starts[n + 1] = D.starts[n] + D.degree[n];
-    for (; k < D.starts[n + 1]; k++) D.inputs[k] = D.input[k] + n;
-    D.module[n] = D.paths[D.path[n]]; D.saved[n] = D.saves[D.save[n]]; D.text[n] = "";
+  // Decode the compact data (see view_html._node_data): the nodes in no
+  // fold first (R of them), then each fold's calls, m nodes each, rebuilt
+  // from the fold's template call; every call gets its items (call, groups).
+  function ints(x) { // a list, or {s: [first, step, count, ...]} (view_html._ints)
+    if (Array.isArray(x)) return x;
+    var a = [], s = x.s;
+    for (var i = 0; i < s.length; i += 3) for (var k = 0; k < s[i + 2]; k++) a.push(s[i] + k * s[i + 1]);
+    return a;
   }
-  D.names.forEach(function (p) { D.text[p[0]] = p[1]; });
+  function commas(k) { return String(k).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+  var items = D.items.slice(), R = D.kind.length, N = R, E = D.input.length, n, k, f, j, p;
+  var printable = {}; // a module path with an unprintable character, escaped
+  D.shown.forEach(function (s) { printable[s[0]] = s[1]; });
+  function pathText(i) { return i in printable ? printable[i] : D.paths[i]; }
+  var walk = ints(D.walk);
+  D.folds.forEach(function (f) {
+    f.base = N; N += f.n * f.m;
+    f.at = ints(f.at); f.call = ints(f.call); f.ext = f.ext.map(ints);
+    f.slots = 0;
+    for (p = 0; p < f.m; p++) f.slots += f.degree[p];
+    E += f.n * f.slots;
+    f.first = items.length; f.size = 1 + f.subs.length;
+    f.fixed = {};
+    f.fix.forEach(function (x) { f.fixed[x[0] * f.m + x[1]] = x[2]; });
+    for (j = 0; j < f.n; j++) {
+      var at = f.at[j], path = D.paths[at], seen = pathText(at), call = items.length;
+      items.push([f.item, "call", "", (seen || "the model") + " (call " + commas(f.call[j]) + ")",
+                  "call: " + commas(f.m) + " nodes", path]);
+      f.subs.forEach(function (s) {
+        items.push([s[0] < 0 ? call : call + 1 + s[0], s[1], "", seen + s[2], s[3], path + s[4]]);
+      });
+    }
+  });
+  var I = items.length;
+  var kindOf = new Int32Array(N), owner = new Int32Array(N);
+  var starts = new Int32Array(N + 1), inputs = new Int32Array(E);
+  for (n = 0, k = 0; n < R; n++) {
+    kindOf[n] = D.kind[n]; owner[n] = D.owner[n];
+    starts[n + 1] = starts[n] + D.degree[n];
+    for (; k < starts[n + 1]; k++) inputs[k] = D.input[k] + n;
+  }
+  D.folds.forEach(function (f) {
+    for (j = 0, n = f.base; j < f.n; j++) {
+      var call = f.first + j * f.size, here = f.base + j * f.m;
+      for (p = 0, k = 0; p < f.m; p++, n++) {
+        kindOf[n] = f.kind[p];
+        owner[n] = f.owner[p] < 0 ? call : call + 1 + f.owner[p];
+        starts[n + 1] = starts[n] + f.degree[p];
+        for (var s = starts[n]; s < starts[n + 1]; s++, k++) {
+          var c = f.input[k];
+          inputs[s] = c >= 0 ? here + c : f.ext[-1 - c][j];
+        }
+      }
+    }
+  });
+  var text = {};
+  D.names.forEach(function (x) { text[x[0]] = x[1]; });
+  function foldOf(n) { // [fold, call, position] of a node in a fold, or null
+    for (var i = D.folds.length - 1; i >= 0; i--) {
+      var f = D.folds[i];
+      if (n >= f.base) { var r = n - f.base; return [f, Math.floor(r / f.m), r % f.m]; }
+    }
+    return null;
+  }
+  function moduleOf(n) {
+    if (n < R) return D.paths[D.path[n]];
+    var w = foldOf(n), f = w[0], at = w[1] * f.m + w[2];
+    return at in f.fixed ? D.paths[f.fixed[at]] : D.paths[f.at[w[1]]] + f.rel[w[2]];
+  }
+  function savedOf(n) {
+    if (n < R) return D.saves[D.save[n]];
+    var w = foldOf(n);
+    return D.saves[w[0].save[w[2]]];
+  }
+  function kindName(n) { return D.kinds[kindOf[n]]; }
   var CHAR = D.box[0], H = D.box[1], GX = D.box[2], GY = D.box[3], MAXC = D.box[4];
   var open = new Uint8Array(I);
   var count = new Float64Array(I), bytes = new Float64Array(I);
   var selected = -1, hits = null;
   var view = { x: 0, y: 0, s: 1 };
   var nodeBytes = function (n) {
-    var t = 0, rows = D.saved[n];
+    var t = 0, rows = savedOf(n);
     for (var k = 0; k < rows.length; k++) t += rows[k][2];
     return t;
   };
   for (n = 0; n < N; n++) {
-    var o = D.owner[n];
+    var o = owner[n];
     if (o >= 0) { count[o] += 1; bytes[o] += nodeBytes(n); }
   }
   for (var i = I - 1; i >= 0; i--) {
@@ -59,7 +125,9 @@
   }
   function expandable(i) { return items[i][1] !== "node"; }
   function itemText(i) { return (items[i][2] ? items[i][2] + " " : "") + items[i][3]; }
-  function repText(r) { return r < I ? itemText(r) : "[" + (r - I) + "] " + D.kinds[D.kind[r - I]]; }
+  function repText(r) { // a node in a fold has no walk index of its own
+    return r < I ? itemText(r) : (r - I < R ? "[" + walk[r - I] + "] " : "") + kindName(r - I);
+  }
   function width(text) { return Math.min(text.length, MAXC) * CHAR + 16; }
 
   // Which box shows each item (-2: the item is open, its children show).
@@ -72,7 +140,7 @@
     return r;
   }
   function repOf(r, n) {
-    var o = D.owner[n];
+    var o = owner[n];
     var x = o < 0 ? -2 : r[o];
     return x === -2 ? I + n : x;
   }
@@ -80,15 +148,15 @@
   // The boxes shown, their links, and the layout: linear in the nodes for
   // the boxes, then only the boxes shown are laid out.
   function visibleGraph() {
-    var r = repsOfItems(), index = new Map(), boxes = [], out = [], seen = [];
+    var r = repsOfItems(), index = new Int32Array(I + N).fill(-1), boxes = [], out = [], seen = [];
     for (var n = 0; n < N; n++) {
       var a = repOf(r, n);
-      if (!index.has(a)) { index.set(a, boxes.length); boxes.push(a); out.push([]); seen.push(new Set()); }
+      if (index[a] < 0) { index[a] = boxes.length; boxes.push(a); out.push([]); seen.push(new Set()); }
     }
     for (n = 0; n < N; n++) {
-      var x = index.get(repOf(r, n));
-      for (var k = D.starts[n]; k < D.starts[n + 1]; k++) {
-        var y = index.get(repOf(r, D.inputs[k]));
+      var x = index[repOf(r, n)];
+      for (var k = starts[n]; k < starts[n + 1]; k++) {
+        var y = index[repOf(r, inputs[k])];
         if (x !== y && !seen[x].has(y)) { seen[x].add(y); out[x].push(y); }
       }
     }
@@ -210,7 +278,7 @@
   }
   function centreInside(i) { // on the first box that item i opened to
     for (var b = 0; b < shown.boxes.length; b++) {
-      var r = shown.boxes[b], o = r < I ? r : D.owner[r - I];
+      var r = shown.boxes[b], o = r < I ? r : owner[r - I];
       if (o >= 0 && ancestors(o).indexOf(i) >= 0) return centre(r);
     }
   }
@@ -236,7 +304,7 @@
       side.appendChild(el("p", {}, "Click a box to open it (a module, a fold or one call of a fold) and to see what it saved."));
       return;
     }
-    var owner;
+    var up;
     if (selected < I) {
       var it = items[selected];
       side.appendChild(el("h2", {}, itemText(selected)));
@@ -244,14 +312,15 @@
       if (it[5] !== null) side.appendChild(el("p", {}, "module path: " + (it[5] || "the model")));
       side.appendChild(el("p", {}, count[selected] + " nodes; saved by them: " + fmtBytes(bytes[selected]) + " (summed per node, shared storages counted at each)"));
       if (open[selected]) side.appendChild(closeButton(selected, "Close this " + it[1]));
-      owner = it[0];
+      up = it[0];
     } else {
-      var n = selected - I;
-      side.appendChild(el("h2", {}, "[" + n + "] " + D.kinds[D.kind[n]]));
-      var path = D.module[n];
+      var n = selected - I, w = n < R ? null : foldOf(n);
+      side.appendChild(el("h2", {}, repText(selected)));
+      if (w) side.appendChild(el("p", {}, "node " + commas(w[2] + 1) + " of " + commas(w[0].m) + " of " + itemText(w[0].first + w[1] * w[0].size) + ", in fold " + itemText(w[0].item)));
+      var path = moduleOf(n);
       side.appendChild(el("p", {}, path === null ? "made outside the model" : "module path: " + (path || "the model")));
-      if (D.text[n]) side.appendChild(el("p", {}, "names: " + D.text[n]));
-      var rows = D.saved[n];
+      if (text[n]) side.appendChild(el("p", {}, "names: " + text[n]));
+      var rows = savedOf(n);
       if (rows.length) {
         var table = el("table", {});
         var head = el("tr", {});
@@ -269,9 +338,9 @@
       } else {
         side.appendChild(el("p", {}, "saves no tensor (or backward freed them)"));
       }
-      owner = D.owner[n];
+      up = owner[n];
     }
-    var chain = owner >= 0 ? ancestors(owner) : [];
+    var chain = up >= 0 ? ancestors(up) : [];
     chain.forEach(function (a) { if (open[a]) side.appendChild(closeButton(a, "Close " + itemText(a))); });
   }
 
@@ -279,7 +348,7 @@
   var results = el("ol", { id: "an-results", "aria-label": "search results" });
   bar.appendChild(results);
   function reveal(n) {
-    var o = D.owner[n];
+    var o = owner[n];
     if (o >= 0) ancestors(o).forEach(function (a) { if (expandable(a)) open[a] = 1; });
     selected = I + n; draw(); details(); centre(I + n);
   }
@@ -291,11 +360,11 @@
       hits = new Set();
       var r = repsOfItems(), found = 0;
       for (var n = 0; n < N; n++) {
-        var kind = D.kinds[D.kind[n]], path = D.module[n] || "";
+        var kind = kindName(n), path = moduleOf(n) || "";
         if (kind.toLowerCase().indexOf(q) < 0 && path.toLowerCase().indexOf(q) < 0) continue;
         hits.add(repOf(r, n)); found++;
         if (found <= 50) {
-          var li = el("li", {}), b = el("button", { type: "button" }, "[" + n + "] " + kind + (path ? " in " + path : ""));
+          var li = el("li", {}), b = el("button", { type: "button" }, repText(I + n) + (path ? " in " + path : ""));
           b.addEventListener("click", reveal.bind(null, n));
           li.appendChild(b); results.appendChild(li);
         }
