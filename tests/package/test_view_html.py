@@ -2,14 +2,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
 
-from autograd_notes import format_graph, to_html, track_modules
+from autograd_notes import format_graph, to_html, track_modules, walk_graph
 from autograd_notes.view_html import GraphHtml
+
+from .helpers import gpt_loss, lstm_loss
 
 
 def _block() -> torch.nn.Module:
@@ -191,3 +194,77 @@ def test_argument_errors(
     args: dict[str, object] = {"root": (a * 2).sum(), **kwargs}
     with pytest.raises(error, match=match):
         to_html(**args)  # type: ignore[arg-type]
+
+
+def _clicks(data: dict[str, Any]) -> list[int]:
+    """Per node: the boxes to open before it shows as a box of its own.
+
+    A top-level entry shows without a click; opening an item shows its
+    children. A ``node`` item is the node itself: nothing to open.
+    """
+    items, found = data["items"], []
+    for o in data["owner"]:
+        chain = []
+        while o >= 0:
+            chain.append(o)
+            o = items[o][0]
+        found.append(sum(items[i][1] != "node" for i in chain))
+    return found
+
+
+def _edges(data: dict[str, Any]) -> Counter[tuple[str, str]]:
+    kinds = data["kind_names"]
+    return Counter(
+        (kinds[n], kinds[k]) for n, row in enumerate(data["inputs"]) for k in row
+    )
+
+
+def test_gpt2_shape_twelve_blocks_one_fold_every_node_within_3_clicks() -> None:
+    trace, loss = gpt_loss()
+    data = _data(to_html(loss, modules=trace))
+    tops = [item for item in data["items"] if item[0] == -1]
+    assert len(tops) == data["tops"] <= 12
+    assert [t[3] for t in tops if t[1] == "fold"] == ["h.0–h.11 × 12"]
+    [fold] = data["folds"]
+    assert fold["n"] == 12  # stored once: one template call of fold["m"] nodes
+    assert len(data["kind"]) + 12 * fold["m"] == len(walk_graph(loss))
+    clicks = _clicks(data)
+    assert len(clicks) == len(walk_graph(loss))
+    assert max(clicks) <= 3, Counter(clicks)
+    assert max(clicks) == 3  # a node of h.5.attn: the fold, its call 5, attn
+
+
+def test_the_page_holds_the_graph_the_walk_finds() -> None:
+    for trace, loss in (_traced()[::-1], lstm_loss(50, learned_start=False)):
+        data = _data(to_html(loss, modules=trace))  # type: ignore[arg-type]
+        nodes = walk_graph(loss)
+        kinds = [type(fn).__name__ for fn in nodes]
+        assert Counter(data["kind_names"]) == Counter(kinds)
+        walked = Counter(
+            (type(fn).__name__, type(k).__name__)
+            for fn in nodes
+            for k, _ in fn.next_functions
+            if k is not None
+        )
+        assert _edges(data) == walked
+        paths = Counter(trace.path_of(fn) for fn in nodes)  # type: ignore[attr-defined]
+        assert Counter(data["module"]) == paths
+
+
+def test_lstm_500_steps_is_at_most_10_entries_and_a_long_run_is_one_fold() -> None:
+    trace, loss = lstm_loss(500, learned_start=False)
+    data = _data(to_html(loss, modules=trace))
+    assert data["tops"] <= 10
+    trace, loss = lstm_loss(2_000, learned_start=True)
+    page = to_html(loss, modules=trace)
+    data = _data(page)
+    tops = [item for item in data["items"] if item[0] == -1]
+    assert [t[3] for t in tops if t[1] == "fold"] == ["cell × 2,000"]
+    [fold] = data["folds"]
+    assert (fold["n"], fold["m"]) == (2_000, 15)
+    calls = [item[3] for item in data["items"] if item[1] == "call"]
+    assert (calls[0], calls[-1]) == ("cell (call 0)", "cell (call 1,999)")
+    # stored once: 2,000 steps take the bytes of 20 (but for the numbers)
+    trace, loss = lstm_loss(20, learned_start=True)
+    small = to_html(loss, modules=trace).html
+    assert len(page.html) - len(small) < 60
