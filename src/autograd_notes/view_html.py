@@ -50,11 +50,25 @@ class GraphHtml:
         self.svg = svg
 
     def _repr_html_(self) -> str:
+        """The page in an ``iframe``; printed, or where no frame shows, the SVG.
+
+        Class names start with ``autograd-notes-`` (no clash with a
+        notebook's own); ``@media print`` swaps the frame for the SVG.
+        Without JavaScript the frame shows the SVG itself (``<noscript>``).
+        """
         source = html.escape(self.html, quote=True)
+        inline = self.svg.replace(f' xmlns="{_SVG_NS}"', "", 1)
         return (
-            f'<iframe srcdoc="{source}" sandbox="allow-scripts" '
+            '<div class="autograd-notes-view"><style>'
+            ".autograd-notes-static{display:none}"
+            ".autograd-notes-static svg{max-width:100%;height:auto}"
+            "@media print{.autograd-notes-frame{display:none!important}"
+            ".autograd-notes-static{display:block!important}}</style>"
+            f'<iframe class="autograd-notes-frame" srcdoc="{source}" '
+            'sandbox="allow-scripts" '
             'style="width:100%;height:600px;border:1px solid #ccc" '
             'title="backward graph"></iframe>'
+            f'<div class="autograd-notes-static">{inline}</div></div>'
         )
 
     def save(self, path: str | os.PathLike[str]) -> Path:

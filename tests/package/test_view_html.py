@@ -170,7 +170,9 @@ def test_the_static_svg_shows_the_top_level() -> None:
 def test_repr_html_and_save(tmp_path: Path) -> None:
     a = torch.ones(2, requires_grad=True)
     page = to_html((a * 2).sum())
-    assert page._repr_html_().startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
+    shown = page._repr_html_()
+    assert '<iframe class="autograd-notes-frame" srcdoc="&lt;!DOCTYPE html&gt;' in shown
+    assert shown == to_html((a * 2).sum())._repr_html_()  # the same bytes
     path = page.save(tmp_path / "graph.html")
     assert path.read_bytes() == page.html.encode("utf-8")
     with pytest.raises(TypeError, match=r"save\(\) argument 'path' must be a str or"):
@@ -268,3 +270,32 @@ def test_lstm_500_steps_is_at_most_10_entries_and_a_long_run_is_one_fold() -> No
     trace, loss = lstm_loss(20, learned_start=True)
     small = to_html(loss, modules=trace).html
     assert len(page.html) - len(small) < 60
+
+
+def test_printed_the_notebook_output_shows_the_static_svg() -> None:
+    loss, trace = _traced()
+    page = to_html(loss, modules=trace)  # type: ignore[arg-type]
+    shown = page._repr_html_()
+    static = re.search(
+        r'<div class="autograd-notes-static">(<svg .*?</svg>)</div>', shown
+    )
+    assert static is not None
+    assert static.group(1) == page.svg.replace(
+        ' xmlns="http://www.w3.org/2000/svg"', ""
+    )
+    css = re.search(r"<style>(.*?)</style>", shown)
+    assert css is not None
+    assert ".autograd-notes-static{display:none}" in css.group(1)
+    assert "@media print{.autograd-notes-frame{display:none!important}" in css.group(1)
+    # every class and selector is ours; nothing to fetch outside the page
+    assert set(
+        re.findall(
+            r'class="([^"]*)"', shown.split("<iframe")[0] + shown.split("</iframe>")[1]
+        )
+    ) <= {"autograd-notes-view", "autograd-notes-static"}
+    assert all(
+        c.startswith("autograd-notes-")
+        for c in re.findall(r"\.([a-z-]+)\{", css.group(1))
+    )
+    outside = shown.split("srcdoc=")[0] + shown.split("</iframe>")[1]
+    assert "http" not in outside.lower()
