@@ -36,6 +36,7 @@ __all__ = ["GraphHtml", "to_html"]
 _SVG_NS = "http://www.w3.org/2000/svg"  # only in GraphHtml.svg, a file of its own
 # Box sizes of the layout (pixels), shared with view.js through the data.
 _CHAR, _HEIGHT, _GAP_X, _GAP_Y, _MAX_CHARS = 7, 28, 16, 44, 48
+_SPREAD = 50  # a fold opens to at most this many boxes (calls, or boxes of calls)
 
 
 class GraphHtml:
@@ -527,6 +528,7 @@ def to_html(
         data = {
             "title": title,
             "box": [_CHAR, _HEIGHT, _GAP_X, _GAP_Y, _MAX_CHARS],
+            "spread": _SPREAD,
             "tops": len(view.first),
             "items": tree.rows,
             **_node_data(view, index, tree),

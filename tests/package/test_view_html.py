@@ -36,6 +36,36 @@ def _ints(x: Any) -> list[int]:
     return [s[i] + k * s[i + 1] for i in range(0, len(s), 3) for k in range(s[i + 2])]
 
 
+def _calls(d: dict[str, Any], f: dict[str, Any], items: list[Any]) -> list[int]:
+    """Append a fold's call items (in boxes of calls, as view.js); each call's item."""
+    at, index, spread = _ints(f["at"]), _ints(f["call"]), d["spread"]
+    span, found = 1, [0] * f["n"]
+    while -(-f["n"] // span) > spread:
+        span *= spread
+    stack: list[tuple[int, int, int, int]] = []
+
+    def kids(parent: int, lo: int, hi: int, sp: int) -> None:
+        for a in range(-(-(hi - lo) // sp) - 1, -1, -1):
+            stack.append((parent, lo + a * sp, min(hi, lo + (a + 1) * sp), sp))
+
+    kids(f["item"], 0, f["n"], span)
+    while stack:
+        parent, lo, hi, sp = stack.pop()
+        path = d["paths"][at[lo]]
+        if sp == 1:
+            found[lo] = len(items)
+            title = f"{path or 'the model'} (call {index[lo]:,})"
+            items.append([parent, "call", "", title, f"call: {f['m']:,} nodes", path])
+            for s in f["subs"]:
+                up = found[lo] if s[0] < 0 else found[lo] + 1 + s[0]
+                items.append([up, s[1], "", path + s[2], s[3], path + s[4]])
+            continue
+        kids(len(items), lo, hi, sp // spread)
+        what = f"calls {index[lo]:,}–{index[hi - 1]:,} of {path}"  # one path here
+        items.append([parent, "calls", "", what, f"{hi - lo:,} calls", None])
+    return found
+
+
 def _data(page: GraphHtml) -> dict[str, Any]:
     """The page's data, with every node and item spelled out as view.js does."""
     found = re.search(r'<script type="application/json" id="an-data">(.*?)</script>',
@@ -56,15 +86,9 @@ def _data(page: GraphHtml) -> dict[str, Any]:
     for f in d["folds"]:
         at, ext = _ints(f["at"]), [_ints(e) for e in f["ext"]]
         fixed = {(j, p): d["paths"][x] for j, p, x in f["fix"]}
+        calls = _calls(d, f, items)
         for j in range(f["n"]):
-            path, call = d["paths"][at[j]], len(items)
-            title = f"{path or 'the model'} (call {_ints(f['call'])[j]:,})"
-            items.append(
-                [f["item"], "call", "", title, f"call: {f['m']:,} nodes", path]
-            )
-            for s in f["subs"]:
-                parent = call if s[0] < 0 else call + 1 + s[0]
-                items.append([parent, s[1], "", path + s[2], s[3], path + s[4]])
+            path, call = d["paths"][at[j]], calls[j]
             k = 0
             for p in range(f["m"]):
                 kind.append(d["kinds"][f["kind"][p]])
@@ -266,6 +290,11 @@ def test_lstm_500_steps_is_at_most_10_entries_and_a_long_run_is_one_fold() -> No
     assert (fold["n"], fold["m"]) == (2_000, 15)
     calls = [item[3] for item in data["items"] if item[1] == "call"]
     assert (calls[0], calls[-1]) == ("cell (call 0)", "cell (call 1,999)")
+    # it opens to 40 boxes of 50 calls each, and each of those to its calls
+    ranges = [item for item in data["items"] if item[1] == "calls"]
+    assert [r[3] for r in ranges[:2]] == ["calls 0–49 of cell", "calls 50–99 of cell"]
+    assert len(ranges) == 40
+    assert max(_clicks(data)) == 3  # the fold, a box of calls, a call
     # stored once: 2,000 steps take the bytes of 20 (but for the numbers)
     trace, loss = lstm_loss(20, learned_start=True)
     small = to_html(loss, modules=trace).html

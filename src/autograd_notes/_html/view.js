@@ -34,18 +34,42 @@
     f.slots = 0;
     for (p = 0; p < f.m; p++) f.slots += f.degree[p];
     E += f.n * f.slots;
-    f.first = items.length; f.size = 1 + f.subs.length;
     f.fixed = {};
     f.fix.forEach(function (x) { f.fixed[x[0] * f.m + x[1]] = x[2]; });
-    for (j = 0; j < f.n; j++) {
-      var at = f.at[j], path = D.paths[at], seen = pathText(at), call = items.length;
-      items.push([f.item, "call", "", (seen || "the model") + " (call " + commas(f.call[j]) + ")",
-                  "call: " + commas(f.m) + " nodes", path]);
-      f.subs.forEach(function (s) {
-        items.push([s[0] < 0 ? call : call + 1 + s[0], s[1], "", seen + s[2], s[3], path + s[4]]);
-      });
+    // A fold of more than D.spread calls opens to boxes of calls (calls
+    // 0-2,499, ...), each to at most D.spread boxes, down to the calls.
+    f.callItem = new Int32Array(f.n);
+    var span = 1;
+    while (Math.ceil(f.n / span) > D.spread) span *= D.spread;
+    var stack = [];
+    var kids = function (parent, lo, hi, sp) { // sp: calls per child box
+      for (var a = Math.ceil((hi - lo) / sp) - 1; a >= 0; a--) {
+        stack.push([parent, lo + a * sp, Math.min(hi, lo + (a + 1) * sp), sp]);
+      }
+    };
+    kids(f.item, 0, f.n, span);
+    while (stack.length) {
+      var top = stack.pop();
+      if (top[3] === 1) { addCall(f, top[0], top[1]); continue; }
+      kids(items.length, top[1], top[2], top[3] / D.spread);
+      items.push(rangeItem(f, top[0], top[1], top[2]));
     }
   });
+  function rangeItem(f, parent, lo, hi) {
+    var first = pathText(f.at[lo]), last = pathText(f.at[hi - 1]);
+    var what = first === last ? "calls " + commas(f.call[lo]) + "\u2013" + commas(f.call[hi - 1]) + " of " + (first || "the model")
+      : (first || "the model") + "\u2013" + (last || "the model");
+    return [parent, "calls", "", what, commas(hi - lo) + " calls", null];
+  }
+  function addCall(f, parent, j) {
+    var at = f.at[j], path = D.paths[at], seen = pathText(at), call = items.length;
+    f.callItem[j] = call;
+    items.push([parent, "call", "", (seen || "the model") + " (call " + commas(f.call[j]) + ")",
+                "call: " + commas(f.m) + " nodes", path]);
+    f.subs.forEach(function (s) {
+      items.push([s[0] < 0 ? call : call + 1 + s[0], s[1], "", seen + s[2], s[3], path + s[4]]);
+    });
+  }
   var I = items.length;
   var kindOf = new Int32Array(N), owner = new Int32Array(N);
   var starts = new Int32Array(N + 1), inputs = new Int32Array(E);
@@ -56,7 +80,7 @@
   }
   D.folds.forEach(function (f) {
     for (j = 0, n = f.base; j < f.n; j++) {
-      var call = f.first + j * f.size, here = f.base + j * f.m;
+      var call = f.callItem[j], here = f.base + j * f.m;
       for (p = 0, k = 0; p < f.m; p++, n++) {
         kindOf[n] = f.kind[p];
         owner[n] = f.owner[p] < 0 ? call : call + 1 + f.owner[p];
@@ -252,7 +276,7 @@
   }
   function box(rep, x, y, w) {
     var text = repText(rep), kind = rep < I ? items[rep][1] : "n";
-    var cls = "an-box" + (kind === "fold" ? " an-fold" : kind === "module" || kind === "call" || kind === "run" ? " an-group" : "");
+    var cls = "an-box" + (kind === "fold" ? " an-fold" : kind === "module" || kind === "call" || kind === "calls" || kind === "run" ? " an-group" : "");
     if (rep === selected) cls += " an-selected";
     if (hits && hits.has(rep)) cls += " an-hit";
     var more = rep < I && expandable(rep) ? " (press Enter to open)" : "";
@@ -311,12 +335,12 @@
       if (it[4]) side.appendChild(el("p", {}, it[4]));
       if (it[5] !== null) side.appendChild(el("p", {}, "module path: " + (it[5] || "the model")));
       side.appendChild(el("p", {}, count[selected] + " nodes; saved by them: " + fmtBytes(bytes[selected]) + " (summed per node, shared storages counted at each)"));
-      if (open[selected]) side.appendChild(closeButton(selected, "Close this " + it[1]));
+      if (open[selected]) side.appendChild(closeButton(selected, "Close this " + (it[1] === "calls" ? "group of calls" : it[1])));
       up = it[0];
     } else {
       var n = selected - I, w = n < R ? null : foldOf(n);
       side.appendChild(el("h2", {}, repText(selected)));
-      if (w) side.appendChild(el("p", {}, "node " + commas(w[2] + 1) + " of " + commas(w[0].m) + " of " + itemText(w[0].first + w[1] * w[0].size) + ", in fold " + itemText(w[0].item)));
+      if (w) side.appendChild(el("p", {}, "node " + commas(w[2] + 1) + " of " + commas(w[0].m) + " of " + itemText(w[0].callItem[w[1]]) + ", in fold " + itemText(w[0].item)));
       var path = moduleOf(n);
       side.appendChild(el("p", {}, path === null ? "made outside the model" : "module path: " + (path || "the model")));
       if (text[n]) side.appendChild(el("p", {}, "names: " + text[n]));
