@@ -16,16 +16,19 @@ from __future__ import annotations
 import html
 import json
 import os
+from collections import Counter
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, type_name
+from autograd_notes.diff import GraphDiff
 from autograd_notes.fold import Fold, find_folds, fold_title, folds_to_depth
-from autograd_notes.labels import Names, outputs_text, short_leaf, visible
+from autograd_notes.labels import Names, format_bytes, outputs_text, short_leaf, visible
 from autograd_notes.saved import saved_shapes
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.view import View, build_view, check_args, entry_parts, fold_summary
@@ -305,7 +308,9 @@ def _fold_data(
     }
 
 
-def _node_data(view: View, names: Names, tree: _Tree) -> dict[str, object]:
+def _node_data(
+    view: View, names: Names, tree: _Tree
+) -> tuple[dict[str, object], list[int]]:
     """Per node, compact (view.js decodes): real nodes in full, folds by template.
 
     Node ids of the page: the nodes in no fold, in walk order, then each
@@ -361,7 +366,85 @@ def _node_data(view: View, names: Names, tree: _Tree) -> dict[str, object]:
         [k, visible(p)] for p, k in tables.paths.items() if p and visible(p) != p
     ]
     data["saves"] = [json.loads(s) for s in tables.saves]
-    return data
+    return data, ids
+
+
+def _signed(count: int) -> str:
+    return ("+" if count > 0 else "-" if count < 0 else "") + format_bytes(abs(count))
+
+
+def _check_diff(diff: object, modules: ModuleTrace | None) -> GraphDiff | None:
+    if diff is None:
+        return None
+    if not isinstance(diff, GraphDiff):
+        expected = "a GraphDiff (from diff_graphs) or None"
+        raise TypeError(arg_error("to_html", "diff", expected, type_name(diff)))
+    if diff.traced != (modules is not None):
+        expected = "a diff made with traces exactly when 'modules' is given"
+        actual = "one with traces" if diff.traced else "one without"
+        raise ValueError(arg_error("to_html", "diff", expected, actual))
+    return diff
+
+
+def _diff_data(
+    view: View, tree: _Tree, diff: GraphDiff, modules: ModuleTrace | None,
+    ids: list[int],
+) -> dict[str, object]:  # fmt: skip
+    """What the page shows of ``diff``: added nodes (page ids), module changes.
+
+    The nodes of one key (module path, call index, kind) are interchangeable:
+    where the key has more nodes than before, the last ones made are marked.
+    """
+    nodes = view.graph.nodes
+    if diff.nodes_after != len(nodes):
+        expected = f"diff_graphs(..., after) of this graph ({len(nodes):,} nodes)"
+        actual = f"a diff of a graph of {diff.nodes_after:,} nodes"
+        raise ValueError(arg_error("to_html", "diff", expected, actual))
+    more = {(c.module, c.call, c.kind): c.change for c in diff.nodes if c.change > 0}
+    added: list[int] = []
+    if more:
+        index = modules.calls().call_index if modules else []
+        made_by = modules.calls_of(nodes) if modules else [-1] * len(nodes)
+        members: dict[tuple[str | None, int | None, str], list[int]] = {}
+        for i, kind in enumerate(view.kinds):
+            c = made_by[i]
+            key = (tree.module_of[i], index[c] if c >= 0 else None, kind)
+            if key in more:
+                members.setdefault(key, []).append(i)
+        for key, found in members.items():
+            found.sort(key=lambda i: nodes[i]._sequence_nr())
+            added.extend(ids[i] for i in found[-more[key] :])
+    rows = {row.path: row for row in diff.modules if row.path is not None}
+    changed = {
+        path: [format_bytes(row.bytes_before), format_bytes(row.bytes_after),
+               _signed(row.change), row.nodes_before, row.nodes_after]
+        for path, row in rows.items()
+        if row.change or row.nodes_before != row.nodes_after
+    }  # fmt: skip
+    folds = dict(tree.opened)
+    notes: dict[str, str] = {}
+    for i, item in enumerate(tree.rows):
+        fold, path = folds.get(i), item[5]
+        paths = set(fold.paths) if fold else {path} if isinstance(path, str) else set()
+        change = sum(rows[p].change for p in paths if p in rows)
+        if change:
+            notes[str(i)] = _signed(change)
+    removed = [
+        [c.module, c.call, c.kind, -c.change] for c in diff.nodes if c.change < 0
+    ]
+    total = diff.after.total - diff.before.total
+    return {
+        "nodes": [diff.nodes_before, diff.nodes_after, diff.added, diff.removed],
+        "saved": [
+            format_bytes(diff.before.total),
+            format_bytes(diff.after.total),
+            _signed(total),
+        ],
+        "modules": changed,
+        "items": notes,
+        "added": _ints(sorted(added)),
+        "removed": removed,
+    }
 
 
 def _node_text(view: View, i: int, names: Names) -> str:
@@ -376,7 +459,40 @@ def _width(text: str) -> int:
     return min(len(text), _MAX_CHARS) * _CHAR + 16
 
 
-def _static_svg(view: View, rows: list[list[object]]) -> str:
+def _diff_texts(
+    texts: list[str], found: dict[str, Any], tree: _Tree, ids: list[int]
+) -> list[str]:
+    """The top-level texts with what changed, as view.js writes them."""
+    added = Counter[int]()
+    page_ids = set(_expand(found["added"]))
+    if page_ids:
+        fold_item = {}
+        for item, fold in tree.opened:
+            for members in fold.nodes:
+                for i in members:
+                    fold_item[i] = item
+        for i, v in enumerate(ids):
+            if v in page_ids:
+                item = fold_item.get(i, tree.owner.get(i, -1))
+                while item >= 0:
+                    added[item] += 1
+                    item = int(tree.rows[item][0])  # type: ignore[call-overload]
+    shown = []
+    for e, text in enumerate(texts):
+        change = found["items"].get(str(e))
+        text += f"  saved {change}" if change else ""
+        shown.append(text + (f"  +{added[e]:,} new" if added[e] else ""))
+    return shown
+
+
+def _expand(values: list[int] | dict[str, list[int]]) -> list[int]:
+    if isinstance(values, list):
+        return values
+    s = values["s"]
+    return [s[i] + k * s[i + 1] for i in range(0, len(s), 3) for k in range(s[i + 2])]
+
+
+def _static_svg(view: View, texts: list[str]) -> str:
     """The top level drawn as the script first draws it (see view.js layout)."""
     tops = len(view.first)
     out: list[dict[int, None]] = [{} for _ in range(tops)]
@@ -389,7 +505,6 @@ def _static_svg(view: View, rows: list[list[object]]) -> str:
     placed: dict[int, list[int]] = {}
     for e in order:
         placed.setdefault(layer[e], []).append(e)
-    texts = [f"{rows[e][2]} {rows[e][3]}" for e in range(tops)]
     x = [0.0] * tops
     y = [0.0] * tops
     width = max(
@@ -485,6 +600,7 @@ def to_html(
     modules: ModuleTrace | None = None,
     collapse: bool = True,
     title: str = "Backward graph",
+    diff: GraphDiff | None = None,
 ) -> GraphHtml:
     """An interactive view of the backward graph behind ``root``, in one HTML file.
 
@@ -495,13 +611,24 @@ def to_html(
     nodes by kind or module path; drag, wheel, arrows and ``+``/``-`` pan and
     zoom. Nothing is fetched; two runs give the same bytes.
 
-    Raises ``TypeError`` for a bad ``root``, ``names``, ``modules``, ``collapse``
-    or ``title``, like :func:`.format_graph`.
+    ``diff``, from :func:`.diff_graphs` with ``root``'s graph as ``after``,
+    shows what changed: added nodes are marked ``+ new``, each module's box
+    says its change in saved bytes (``saved -1.5 MiB``), and the details
+    panel lists the removed nodes per module.
+
+    Raises ``TypeError`` for a bad ``root``, ``names``, ``modules``,
+    ``collapse``, ``title`` or ``diff``, like :func:`.format_graph`;
+    ``ValueError`` for a ``diff`` of another graph.
 
     >>> a = torch.ones(2, requires_grad=True)
     >>> page = to_html((a * 2).sum(), names={"a": a})
     >>> page.html.startswith("<!DOCTYPE html>"), "http" in page.html.lower()
     (True, False)
+    >>> from autograd_notes import diff_graphs
+    >>> before, after = (a * 2).sum(), (a * 2).exp().sum()
+    >>> page = to_html(after, diff=diff_graphs(before, after))
+    >>> '"removed":[]' in page.html, '"nodes":[3,4,1,0]' in page.html
+    (True, True)
     """
     node, index = check_args("to_html", root, names, False, collapse, modules, None)
     if not isinstance(title, str):
@@ -511,6 +638,7 @@ def to_html(
             arg_error("to_html", "root", "a tensor with a grad_fn, or a Node",
                       "a tensor with no grad_fn (no graph to show)")
         )  # fmt: skip
+    changes = _check_diff(diff, modules)
     found: list[tuple[list[Fold], list[int]]] = []  # every fold, at any depth
 
     def folding(
@@ -525,16 +653,21 @@ def to_html(
                           folding=folding)  # fmt: skip
         folds, fold_of = found[0] if found else ([], [-1] * len(view.graph.nodes))
         tree = _tree(view, index, folds, fold_of)
+        nodes, ids = _node_data(view, index, tree)
         data = {
             "title": title,
             "box": [_CHAR, _HEIGHT, _GAP_X, _GAP_Y, _MAX_CHARS],
             "spread": _SPREAD,
             "tops": len(view.first),
             "items": tree.rows,
-            **_node_data(view, index, tree),
+            **nodes,
         }
+        shown = [f"{row[2]} {row[3]}" for row in tree.rows[: len(view.first)]]
+        if changes is not None:
+            data["diff"] = found_diff = _diff_data(view, tree, changes, modules, ids)
+            shown = _diff_texts(shown, found_diff, tree, ids)
     payload = _script(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
-    svg = _static_svg(view, tree.rows)  # inline: no namespace needed
+    svg = _static_svg(view, shown)  # inline: no namespace needed
     page = (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'

@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 import torch
 
-from autograd_notes import format_graph, to_html, track_modules, walk_graph
+from autograd_notes import diff_graphs, format_graph, to_html, track_modules, walk_graph
 from autograd_notes.view_html import GraphHtml
 
+from .gpt_model import GPT
+from .gpt_model import gpt_loss as gpt_model_loss
 from .helpers import gpt_loss, lstm_loss
 
 
@@ -328,3 +330,78 @@ def test_printed_the_notebook_output_shows_the_static_svg() -> None:
     )
     outside = shown.split("srcdoc=")[0] + shown.split("</iframe>")[1]
     assert "http" not in outside.lower()
+
+
+class Step(torch.nn.Module):
+    """``tanh(lin(x))``; with ``exp``, an ``exp`` after it (one node more)."""
+
+    def __init__(self, exp: bool) -> None:
+        super().__init__()
+        self.lin, self.exp = torch.nn.Linear(4, 4), exp
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.lin(x).tanh()
+        return y.exp() if self.exp else y
+
+
+def _two(first: bool, second: bool) -> tuple[torch.Tensor, Any]:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(Step(first), Step(second))
+    with track_modules(model) as trace:
+        loss = model(torch.randn(3, 4)).sum()
+    return loss, trace
+
+
+def test_the_diff_view_marks_added_nodes_and_lists_removed_ones() -> None:
+    (before, tb), (after, ta) = _two(True, False), _two(False, True)
+    diff = diff_graphs(before, after, tb, ta)
+    page = to_html(after, modules=ta, diff=diff)
+    data = _data(page)
+    shown = data["diff"]
+    assert shown["nodes"] == [diff.nodes_before, diff.nodes_after, 1, 1]
+    [new] = _ints(shown["added"])
+    assert data["kind_names"][new] == "ExpBackward0"
+    assert data["module"][new] == "1"
+    assert shown["removed"] == [["0", 0, "ExpBackward0", 1]]
+    # exp saves its result: module 0 saves less, module 1 more, said in text
+    assert shown["modules"]["0"][2].startswith("-")
+    assert shown["modules"]["1"][2].startswith("+")
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", page.svg)
+    assert any(
+        t.startswith("[") and " 1  saved +" in t and "+1 new" in t for t in texts
+    )
+    assert any(" 0  saved -" in t for t in texts)
+    again = to_html(after, modules=ta, diff=diff_graphs(before, after, tb, ta))
+    assert again.html == page.html
+
+
+def test_the_diff_view_of_checkpointed_blocks_shows_each_block_saving_less() -> None:
+    sides = []
+    for checkpointed in (False, True):
+        torch.manual_seed(0)
+        model = GPT(blocks=4, checkpointed=checkpointed)
+        with track_modules(model) as trace:
+            loss, _ = gpt_model_loss(model)
+        sides.append((loss, trace))
+    (before, tb), (after, ta) = sides
+    data = _data(to_html(after, modules=ta, diff=diff_graphs(before, after, tb, ta)))
+    [fold] = [i for i, item in enumerate(data["items"]) if item[1] == "fold"]
+    assert data["items"][fold][3] == "h.0–h.3 × 4"
+    assert data["diff"]["items"][str(fold)].startswith("-")
+    for k in range(4):
+        assert data["diff"]["modules"][f"h.{k}"][2].startswith("-")
+
+
+def test_diff_argument_errors() -> None:
+    loss, trace = _traced()
+    other, other_trace = _two(False, False)
+    with pytest.raises(
+        TypeError, match=r"argument 'diff' must be a GraphDiff .*, not str"
+    ):
+        to_html(loss, modules=trace, diff="d")  # type: ignore[arg-type]
+    plain = diff_graphs(other, other)
+    with pytest.raises(ValueError, match=r"argument 'diff' must be a diff made with t"):
+        to_html(other, modules=other_trace, diff=plain)
+    wrong = diff_graphs(other, other, other_trace, other_trace)
+    with pytest.raises(ValueError, match=r"must be diff_graphs\(\.\.\., after\) of th"):
+        to_html(loss, modules=trace, diff=wrong)  # type: ignore[arg-type]

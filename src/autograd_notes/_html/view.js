@@ -126,9 +126,18 @@
     var o = owner[n];
     if (o >= 0) { count[o] += 1; bytes[o] += nodeBytes(n); }
   }
+  // A diff (view_html._diff_data): nodes added, each module's change in saved bytes.
+  var DF = D.diff || null, added = new Uint8Array(N), news = new Float64Array(I);
+  if (DF) ints(DF.added).forEach(function (n) { added[n] = 1; if (owner[n] >= 0) news[owner[n]] += 1; });
   for (var i = I - 1; i >= 0; i--) {
     var p = items[i][0];
-    if (p >= 0) { count[p] += count[i]; bytes[p] += bytes[i]; }
+    if (p >= 0) { count[p] += count[i]; bytes[p] += bytes[i]; news[p] += news[i]; }
+  }
+  function changeOf(i) { // "-1.5 MiB": the saved bytes of the item's module(s)
+    if (!DF) return "";
+    if (i < D.items.length) return DF.items[i] || "";
+    var m = items[i][5] !== null && DF.modules[items[i][5]];
+    return m ? m[2] : "";
   }
 
   function el(tag, attrs, text) {
@@ -150,7 +159,9 @@
   function expandable(i) { return items[i][1] !== "node"; }
   function itemText(i) { return (items[i][2] ? items[i][2] + " " : "") + items[i][3]; }
   function repText(r) { // a node in a fold has no walk index of its own
-    return r < I ? itemText(r) : (r - I < R ? "[" + walk[r - I] + "] " : "") + kindName(r - I);
+    if (r >= I) return (r - I < R ? "[" + walk[r - I] + "] " : "") + kindName(r - I) + (added[r - I] ? "  + new" : "");
+    var change = changeOf(r);
+    return itemText(r) + (change ? "  saved " + change : "") + (news[r] ? "  +" + commas(news[r]) + " new" : "");
   }
   function width(text) { return Math.min(text.length, MAXC) * CHAR + 16; }
 
@@ -277,6 +288,7 @@
   function box(rep, x, y, w) {
     var text = repText(rep), kind = rep < I ? items[rep][1] : "n";
     var cls = "an-box" + (kind === "fold" ? " an-fold" : kind === "module" || kind === "call" || kind === "calls" || kind === "run" ? " an-group" : "");
+    if (rep >= I && added[rep - I]) cls += " an-added";
     if (rep === selected) cls += " an-selected";
     if (hits && hits.has(rep)) cls += " an-hit";
     var more = rep < I && expandable(rep) ? " (press Enter to open)" : "";
@@ -321,11 +333,43 @@
     });
     return b;
   }
+  function removedList(rows) {
+    var ul = el("ul", {});
+    rows.slice(0, 50).forEach(function (r) {
+      var where = r[0] === null ? "outside the model" : "in " + (r[0] || "the model");
+      ul.appendChild(el("li", {}, "- " + r[2] + " \u00d7" + commas(r[3]) + " (" + where + (r[1] === null ? "" : ", call " + r[1]) + ")"));
+    });
+    if (rows.length > 50) ul.appendChild(el("li", {}, "and " + commas(rows.length - 50) + " more"));
+    return ul;
+  }
+  function legend() {
+    side.appendChild(el("h2", {}, "Compared with the graph before"));
+    side.appendChild(el("p", {}, "nodes: " + commas(DF.nodes[0]) + " -> " + commas(DF.nodes[1]) + " (" + commas(DF.nodes[2]) + " added, " + commas(DF.nodes[3]) + " removed); saved for backward: " + DF.saved[0] + " -> " + DF.saved[1] + " (" + DF.saved[2] + ")"));
+    side.appendChild(el("p", {}, "On the boxes: \u201csaved -1.5 MiB\u201d is the change in the bytes a module saves for backward; \u201c+ new\u201d marks a node added (dashed outline), \u201c+3 new\u201d the added nodes inside a box."));
+    if (DF.removed.length) {
+      side.appendChild(el("h3", {}, "Nodes removed"));
+      side.appendChild(removedList(DF.removed));
+    }
+  }
+  function changes(i) {
+    var f = null, paths = [];
+    D.folds.forEach(function (g) { if (g.item === i) f = g; });
+    if (f) f.at.forEach(function (a) { if (paths.indexOf(D.paths[a]) < 0) paths.push(D.paths[a]); });
+    else if (items[i][5] !== null) paths.push(items[i][5]);
+    paths.forEach(function (path) {
+      var m = DF.modules[path];
+      if (m) side.appendChild(el("p", {}, "saved by " + (path || "the model") + " (all its calls): " + m[0] + " before, " + m[1] + " now (" + m[2] + "); nodes " + commas(m[3]) + " -> " + commas(m[4])));
+    });
+    var gone = DF.removed.filter(function (r) { return paths.indexOf(r[0]) >= 0; });
+    if (gone.length) { side.appendChild(el("h3", {}, "Nodes removed here")); side.appendChild(removedList(gone)); }
+    if (news[i]) side.appendChild(el("p", {}, commas(news[i]) + " nodes added inside (marked + new)"));
+  }
   function details() {
     while (side.firstChild) side.removeChild(side.firstChild);
     if (selected < 0) {
       side.appendChild(el("h2", {}, "Details"));
       side.appendChild(el("p", {}, "Click a box to open it (a module, a fold or one call of a fold) and to see what it saved."));
+      if (DF) legend();
       return;
     }
     var up;
@@ -335,6 +379,7 @@
       if (it[4]) side.appendChild(el("p", {}, it[4]));
       if (it[5] !== null) side.appendChild(el("p", {}, "module path: " + (it[5] || "the model")));
       side.appendChild(el("p", {}, count[selected] + " nodes; saved by them: " + fmtBytes(bytes[selected]) + " (summed per node, shared storages counted at each)"));
+      if (DF) changes(selected);
       if (open[selected]) side.appendChild(closeButton(selected, "Close this " + (it[1] === "calls" ? "group of calls" : it[1])));
       up = it[0];
     } else {
@@ -344,6 +389,7 @@
       var path = moduleOf(n);
       side.appendChild(el("p", {}, path === null ? "made outside the model" : "module path: " + (path || "the model")));
       if (text[n]) side.appendChild(el("p", {}, "names: " + text[n]));
+      if (added[n]) side.appendChild(el("p", {}, "added: its module's call has more nodes of this kind than before (they are alike: the last made are marked + new)"));
       var rows = savedOf(n);
       if (rows.length) {
         var table = el("table", {});
