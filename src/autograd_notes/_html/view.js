@@ -92,6 +92,9 @@
       }
     }
   });
+  // The decoded data, for tests and the console: every node, every item.
+  window.anView = { tops: D.tops, items: items, kinds: D.kinds, kind: kindOf, owner: owner,
+                    starts: starts, inputs: inputs, module: moduleOf, saved: savedOf };
   var text = {};
   D.names.forEach(function (x) { text[x[0]] = x[1]; });
   function foldOf(n) { // [fold, call, position] of a node in a fold, or null
@@ -420,7 +423,7 @@
   function reveal(n) {
     var o = owner[n];
     if (o >= 0) ancestors(o).forEach(function (a) { if (expandable(a)) open[a] = 1; });
-    selected = I + n; draw(); details(); centre(I + n);
+    selected = repOf(repsOfItems(), n); draw(); details(); centre(selected);
   }
   search.addEventListener("input", function () {
     var q = search.value.trim().toLowerCase();
