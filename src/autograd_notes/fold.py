@@ -47,16 +47,22 @@ class Fold(NamedTuple):
 
 
 def find_folds(
-    graph: Graph, kinds: list[str], trace: ModuleTrace, depth: int | None
+    graph: Graph,
+    kinds: list[str],
+    trace: ModuleTrace,
+    depth: int | None,
+    made_by: list[int] | None = None,
 ) -> tuple[list[Fold], list[int]]:
     """The folds of the graph, and each node's fold (-1: none).
 
     A call that folds with none is opened if ``depth`` is None or its path
     is shallower than ``depth``; deeper ones are left to the view's groups.
+    ``made_by`` is ``trace.calls_of(graph.nodes)``, if already known.
     """
     nodes, starts, inputs = graph
     calls = trace.calls()
-    made_by = trace.calls_of(nodes)
+    if made_by is None:
+        made_by = trace.calls_of(nodes)
     direct: dict[int, list[int]] = {}
     for i, c in enumerate(made_by):
         if c >= 0:
@@ -133,6 +139,45 @@ def find_folds(
     if folds:
         _add_leaves(graph, kinds, trace, folds, fold_of)
     return folds, fold_of
+
+
+def folds_to_depth(
+    graph: Graph,
+    kinds: list[str],
+    trace: ModuleTrace,
+    folds: list[Fold],
+    depth: int,
+) -> tuple[list[Fold], list[int]]:
+    """What ``find_folds(..., depth)`` gives, from the folds of ``depth=None``.
+
+    A fold is found at ``depth`` when every call above it is shallower than
+    ``depth`` (those are the calls opened); leaves are given again.
+    """
+    calls = trace.calls()
+    kept: list[Fold] = []
+    fold_of = [-1] * len(graph.nodes)
+    for fold in folds:
+        c = calls.parents[fold.calls[0]]
+        while c >= 0 and _path_depth(calls.paths[c]) < depth:
+            c = calls.parents[c]
+        if c >= 0:
+            continue
+        for members in fold.nodes:
+            for i in members:
+                fold_of[i] = len(kept)
+        kept.append(fold._replace(leaves=[]))
+    if len(kept) == len(folds):  # none dropped: the same folds and leaves
+        for f, fold in enumerate(folds):
+            for i in fold.leaves:
+                fold_of[i] = f
+        return folds, fold_of
+    if kept:
+        _add_leaves(graph, kinds, trace, kept, fold_of)
+    return kept, fold_of
+
+
+def _path_depth(path: str) -> int:
+    return path.count(".") + 1 if path else 0
 
 
 def _add_leaves(

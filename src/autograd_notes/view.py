@@ -14,7 +14,7 @@ with the same numbering, and check their shared arguments with
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import sub
 from typing import NamedTuple
 
@@ -28,6 +28,8 @@ from autograd_notes.marks import node_marks, plain_kind, recorded
 from autograd_notes.saved import saved_values
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.walk import LEAF, Graph, as_node, leaf_of, walk
+
+_Folding = Callable[[Graph, list[str], list[int]], tuple[list[Fold], list[int]]]
 
 # A run of this many same-kind nodes, each the only input of the one before
 # (and, with a module trace, all made by one module), collapses into one entry.
@@ -110,13 +112,26 @@ def build_view(
     modules: ModuleTrace | None,
     depth: int | None,
     fold: bool = True,
+    folding: _Folding | None = None,
 ) -> View:
-    """Walk the graph behind ``root`` and make the view the arguments ask for."""
+    """Walk the graph behind ``root`` and make the view the arguments ask for.
+
+    ``folding(graph, kinds, made_by)``, if given, finds the folds instead of
+    ``find_folds`` (``made_by``: ``ModuleTrace.calls_of`` of the nodes).
+    """
     graph = walk(root)
     types = list(map(type, graph.nodes))
     names_of = {kind: visible(kind.__name__) for kind in set(types)}
     kinds = list(map(names_of.__getitem__, types))  # one str object per kind
-    module_of = None if modules is None else [modules.path_of(fn) for fn in graph.nodes]
+    made_by: list[int] = []
+    module_of = None
+    if modules is not None:  # one lookup per node: the call that made it
+        made_by = modules.calls_of(graph.nodes)
+        paths = modules.calls().paths
+        module_of = [
+            paths[c] if c >= 0 else modules.path_of(fn) if kind == LEAF else None
+            for fn, kind, c in zip(graph.nodes, kinds, made_by, strict=True)
+        ]
     flags = (module_of is not None and depth is None, recorded(graph.nodes))
     keys: list[str | int | None] | None = None
     if module_of is not None and depth is not None:  # the module at that depth
@@ -127,7 +142,10 @@ def build_view(
     folds: list[Fold] = []
     runs: list[str | int | None] | None = list(module_of or ()) or None
     if fold and modules is not None:
-        folds, fold_of = find_folds(graph, kinds, modules, depth)
+        if folding is not None:
+            folds, fold_of = folding(graph, kinds, made_by)
+        else:
+            folds, fold_of = find_folds(graph, kinds, modules, depth, made_by)
     if folds:  # a fold's nodes are one entry (an int key), the rest as before
         base = keys or [None] * len(fold_of)
         keys = [base[i] if f < 0 else f for i, f in enumerate(fold_of)]

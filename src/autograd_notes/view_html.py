@@ -16,26 +16,30 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, type_name
-from autograd_notes.fold import Fold, find_folds, fold_title
-from autograd_notes.labels import Names, outputs_text, short_leaf, visible
+from autograd_notes.diff import GraphDiff
+from autograd_notes.fold import Fold, find_folds, fold_title, folds_to_depth
+from autograd_notes.labels import Names, format_bytes, outputs_text, short_leaf, visible
 from autograd_notes.saved import saved_shapes
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.view import View, build_view, check_args, entry_parts, fold_summary
-from autograd_notes.walk import LEAF, leaf_of, runs_no_user_code
+from autograd_notes.walk import LEAF, Graph, gc_paused, leaf_of, runs_no_user_code
 
 __all__ = ["GraphHtml", "to_html"]
 
 _SVG_NS = "http://www.w3.org/2000/svg"  # only in GraphHtml.svg, a file of its own
 # Box sizes of the layout (pixels), shared with view.js through the data.
 _CHAR, _HEIGHT, _GAP_X, _GAP_Y, _MAX_CHARS = 7, 28, 16, 44, 48
+_SPREAD = 50  # a fold opens to at most this many boxes (calls, or boxes of calls)
 
 
 class GraphHtml:
@@ -50,11 +54,25 @@ class GraphHtml:
         self.svg = svg
 
     def _repr_html_(self) -> str:
+        """The page in an ``iframe``; printed, or where no frame shows, the SVG.
+
+        Class names start with ``autograd-notes-`` (no clash with a
+        notebook's own); ``@media print`` swaps the frame for the SVG.
+        Without JavaScript the frame shows the SVG itself (``<noscript>``).
+        """
         source = html.escape(self.html, quote=True)
+        inline = self.svg.replace(f' xmlns="{_SVG_NS}"', "", 1)
         return (
-            f'<iframe srcdoc="{source}" sandbox="allow-scripts" '
+            '<div class="autograd-notes-view"><style>'
+            ".autograd-notes-static{display:none}"
+            ".autograd-notes-static svg{max-width:100%;height:auto}"
+            "@media print{.autograd-notes-frame{display:none!important}"
+            ".autograd-notes-static{display:block!important}}</style>"
+            f'<iframe class="autograd-notes-frame" srcdoc="{source}" '
+            'sandbox="allow-scripts" '
             'style="width:100%;height:600px;border:1px solid #ccc" '
             'title="backward graph"></iframe>'
+            f'<div class="autograd-notes-static">{inline}</div></div>'
         )
 
     def save(self, path: str | os.PathLike[str]) -> Path:
@@ -87,19 +105,40 @@ def _depth(path: str) -> int:
     return 0 if not path else path.count(".") + 1
 
 
-class _Items:
-    """The tree of groups: top-level entries first, then what they open to."""
+def _ints(values: list[int]) -> list[int] | dict[str, list[int]]:
+    """``values``, or ``{"s": [first, step, count, ...]}``: evenly spaced pieces.
 
-    def __init__(self, view: View, modules: ModuleTrace | None) -> None:
+    The pieces are taken when they are shorter (the calls of a fold link to
+    the call before: one piece, after the first call's link from outside).
+    """
+    pieces: list[int] = []
+    i, n = 0, len(values)
+    while i < n and len(pieces) < n:
+        step = values[i + 1] - values[i] if i + 1 < n else 0
+        end = i + 1
+        while end < n and values[end] - values[end - 1] == step:
+            end += 1
+        if end - i == 2 and end < n:  # two apart: the second may start a piece
+            step, end = 0, i + 1
+        pieces += [values[i], step, end - i]
+        i = end
+    return {"s": pieces} if len(pieces) < n else values
+
+
+class _Tree:
+    """Groups (rows ``[parent, kind, label, title, note, path]``) and owners.
+
+    The tree of the page (``owner`` by walk index), or the template of one
+    call of a fold (parent -1: the call itself).
+    """
+
+    def __init__(self, view: View, folds: list[Fold], fold_of: list[int]) -> None:
         self.view = view
-        self.rows: list[list[object]] = []  # parent, kind, label, title, note, path
-        self.owner = [-1] * len(view.graph.nodes)
-        self.module_of = view.module_of or [None] * len(self.owner)
-        self.folds: list[Fold] = []  # every fold at any depth: none nest
-        self.fold_of = [-1] * len(self.owner)
-        if modules is not None:
-            self.folds, self.fold_of = find_folds(view.graph, view.kinds, modules, None)
-        self.work: list[tuple[int, str, list[int]]] = []
+        self.rows: list[list[object]] = []
+        self.owner: dict[int, int] = {}
+        self.module_of = view.module_of or [None] * len(view.graph.nodes)
+        self.folds, self.fold_of = folds, fold_of
+        self.opened: list[tuple[int, Fold]] = []  # fold items, in order made
 
     def add(self, parent: int, kind: str, label: str, title: str, note: str,
             path: str | None) -> int:  # fmt: skip
@@ -107,14 +146,8 @@ class _Items:
         return len(self.rows) - 1
 
     def open_fold(self, item: int, fold: Fold) -> None:
-        """Give ``item`` one child per call of ``fold``, and its leaves."""
-        for j, nodes in enumerate(fold.nodes):
-            path, k = fold.paths[j], fold.call_index[j]
-            title = f"{visible(path) or 'the model'} (call {k:,})"
-            call = self.add(
-                item, "call", "", title, f"call: {len(nodes):,} nodes", path
-            )
-            self.work.append((call, path, nodes))
+        """Record ``item`` as ``fold`` (its calls come from a template); its leaves."""
+        self.opened.append((item, fold))
         if len(fold.leaves) > 1:  # the parameters of every call, as one box
             note = f"{len(fold.leaves):,} AccumulateGrad nodes"
             item = self.add(item, "run", "", "parameters", note, None)
@@ -140,9 +173,9 @@ class _Items:
 
     def split(self, item: int, path: str, nodes: list[int]) -> None:
         """Give ``nodes`` of module ``path`` to ``item``, a group per submodule."""
-        self.work.append((item, path, nodes))
-        while self.work:
-            item, path, nodes = self.work.pop(0)
+        work = [(item, path, nodes)]
+        while work:
+            item, path, nodes = work.pop(0)
             direct, subs = self._keys(path, nodes)
             while not direct and len(subs) == 1:  # one submodule holds all: go down
                 key = next(iter(subs))
@@ -156,19 +189,18 @@ class _Items:
                 if isinstance(key, int):
                     fold = self.folds[key]
                     note = fold_summary(self.view, fold)
-                    self.open_fold(
-                        self.add(item, "fold", "", fold_title(fold), note, None), fold
-                    )
+                    title = fold_title(fold)
+                    self.open_fold(self.add(item, "fold", "", title, note, None), fold)
                 elif len(members) == 1:
                     self.owner[members[0]] = item
                 else:
                     count = f"module: {len(members):,} nodes"
                     sub = self.add(item, "module", "", visible(key), count, key)
-                    self.work.append((sub, key, members))
+                    work.append((sub, key, members))
 
 
-def _items(view: View, names: Names, modules: ModuleTrace | None) -> _Items:
-    items = _Items(view, modules)
+def _tree(view: View, names: Names, folds: list[Fold], fold_of: list[int]) -> _Tree:
+    tree = _Tree(view, folds, fold_of)
     tops = len(view.first)
     for e in range(tops):
         parts = entry_parts(view, e, names, False)
@@ -179,51 +211,239 @@ def _items(view: View, names: Names, modules: ModuleTrace | None) -> _Items:
         if group is None and view.sizes[e] == 1:
             kind = "node"
         path = None if group is None or fold else group
-        items.add(-1, kind, label, parts.title, parts.note, path)
+        tree.add(-1, kind, label, parts.title, parts.note, path)
     for e in range(tops):
         fold = view.folds.get(e)
         group = view.group[e]
         if fold is not None:
-            items.open_fold(e, fold)
-            items.split(e, fold.paths[0], [])  # opens the calls queued
+            tree.open_fold(e, fold)
         elif group is not None:
-            items.split(e, group, view.members[e])
+            tree.split(e, group, view.members[e])
         else:
             first = view.first[e]
             for i in range(first, first + view.sizes[e]):
-                items.owner[i] = e
-    return items
+                tree.owner[i] = e
+    return tree
 
 
-def _table(values: Sequence[object]) -> tuple[list[object], list[int]]:
-    """Each distinct value once (in order of first use), and each value's index."""
-    codes: dict[str, int] = {}
-    found = [codes.setdefault(json.dumps(v), len(codes)) for v in values]
-    return [json.loads(v) for v in codes], found
+class _Tables:
+    """Tables the page shares: node kinds, module paths, saved signatures."""
+
+    def __init__(self) -> None:
+        self.kinds: dict[str, int] = {}
+        self.paths: dict[str | None, int] = {}
+        self.saves: dict[str, int] = {}
+
+    def kind(self, kind: str) -> int:
+        return self.kinds.setdefault(kind, len(self.kinds))
+
+    def path(self, path: str | None) -> int:
+        return self.paths.setdefault(path, len(self.paths))
+
+    def save(self, node: Node) -> int:
+        return self.saves.setdefault(json.dumps(_saved(node)), len(self.saves))
 
 
-def _node_data(view: View, names: Names, owner: list[int]) -> dict[str, object]:
-    """Per node, compact (view.js decodes): tables of kinds, paths, saves."""
+def _fold_data(
+    view: View, tree: _Tree, item: int, fold: Fold, ids: list[int], tables: _Tables
+) -> dict[str, object]:
+    """One fold: a template call (its nodes, links and groups), what differs per call.
+
+    The calls of a fold have the same kinds, links inside the call and saved
+    shapes (``autograd_notes.fold``), so only the links out of each call, the
+    calls' paths and indices (and a node path that breaks the pattern) are
+    per call.
+    """
+    graph, module_of = view.graph, tree.module_of
+    starts, inputs = graph.starts, graph.inputs
+    first, base = fold.nodes[0], fold.paths[0]
+    template = _Tree(view, tree.folds, tree.fold_of)
+    template.split(-1, base, list(first))
+    position = {i: p for p, i in enumerate(first)}
+    rels = [(module_of[i] or "")[len(base) :] for i in first]
+    codes: list[int] = []
+    outside: list[tuple[int, int]] = []  # (position, slot) of links out of the call
+    for p, i in enumerate(first):
+        for s, k in enumerate(inputs[starts[i] : starts[i + 1]]):
+            q = position.get(k)
+            if q is None:
+                outside.append((p, s))
+                q = -len(outside)
+            codes.append(q)
+    ext: list[list[int]] = [[] for _ in outside]
+    fixes: list[list[int]] = []
+    expected: dict[str, list[str | None]] = {}
+    for j, members in enumerate(fold.nodes):
+        for r, (p, s) in enumerate(outside):
+            ext[r].append(ids[inputs[starts[members[p]] + s]])
+        path = fold.paths[j]
+        want = expected.get(path)
+        if want is None:
+            want = expected[path] = [path + rel for rel in rels]
+        have = list(map(module_of.__getitem__, members))
+        if have != want:
+            fixes.extend(
+                [j, p, tables.path(h)] for p, h in enumerate(have) if h != want[p]
+            )
+    subs = [
+        [row[0], row[1], str(row[3])[len(visible(base)) :], row[4],
+         str(row[5])[len(base) :]]
+        for row in template.rows
+    ]  # fmt: skip
+    return {
+        "item": item,
+        "n": len(fold.nodes),
+        "m": len(first),
+        "at": _ints([tables.path(p) for p in fold.paths]),
+        "call": _ints(fold.call_index),
+        "kind": [tables.kind(view.kinds[i]) for i in first],
+        "save": [tables.save(graph.nodes[i]) for i in first],
+        "rel": rels,
+        "owner": [template.owner.get(i, -1) for i in first],
+        "subs": subs,
+        "degree": [starts[i + 1] - starts[i] for i in first],
+        "input": codes,
+        "ext": [_ints(targets) for targets in ext],
+        "fix": fixes,
+    }
+
+
+def _node_data(
+    view: View, names: Names, tree: _Tree
+) -> tuple[dict[str, object], list[int]]:
+    """Per node, compact (view.js decodes): real nodes in full, folds by template.
+
+    Node ids of the page: the nodes in no fold, in walk order, then each
+    fold's calls, ``m`` nodes each, in the order the fold made them.
+    """
     graph = view.graph
     n = len(graph.nodes)
-    kinds, kind = _table(view.kinds)
-    paths, path = _table(view.module_of or [None] * n)
-    saves, save = _table([_saved(fn) for fn in graph.nodes])
+    ids = [-1] * n
+    folded = sum(len(f.nodes) * len(f.nodes[0]) for _, f in tree.opened)
+    base = n - folded
+    for _, fold in tree.opened:
+        for members in fold.nodes:
+            ids_of = range(base, base + len(members))
+            for i, v in zip(members, ids_of, strict=True):
+                ids[i] = v
+            base += len(members)
+    real = [i for i in range(n) if ids[i] < 0]
+    for v, i in enumerate(real):
+        ids[i] = v
+    tables = _Tables()
     starts, inputs = graph.starts, graph.inputs
-    texts = ((i, _node_text(view, i, names)) for i in range(n))
-    return {
-        "kinds": kinds,
-        "kind": kind,
-        "owner": owner,
-        "degree": [starts[i + 1] - starts[i] for i in range(n)],
+    data: dict[str, object] = {
+        "walk": _ints(real),
+        "kind": [tables.kind(view.kinds[i]) for i in real],
+        "owner": [tree.owner.get(i, -1) for i in real],
+        "degree": [starts[i + 1] - starts[i] for i in real],
         "input": [
-            inputs[k] - i for i in range(n) for k in range(starts[i], starts[i + 1])
+            ids[inputs[k]] - ids[i]
+            for i in real
+            for k in range(starts[i], starts[i + 1])
         ],
-        "paths": paths,
-        "path": path,
-        "saves": saves,
-        "save": save,
-        "names": [[i, text] for i, text in texts if text],
+        "path": [
+            tables.path(view.module_of[i] if view.module_of else None) for i in real
+        ],
+        "save": [tables.save(graph.nodes[i]) for i in real],
+    }
+    data["folds"] = [
+        _fold_data(view, tree, item, fold, ids, tables) for item, fold in tree.opened
+    ]
+    texts: list[list[object]] = []
+    for i in real:
+        text = _node_text(view, i, names)
+        if text:
+            texts.append([ids[i], text])
+    if names.outputs:  # a named tensor made inside a folded call
+        for i in range(n):
+            if ids[i] >= len(real) and graph.nodes[i] in names.outputs:
+                texts.append([ids[i], _node_text(view, i, names)])
+    data["names"] = sorted(texts, key=lambda t: int(t[0]))  # type: ignore[call-overload]
+    data["kinds"] = list(tables.kinds)
+    data["paths"] = list(tables.paths)
+    data["shown"] = [
+        [k, visible(p)] for p, k in tables.paths.items() if p and visible(p) != p
+    ]
+    data["saves"] = [json.loads(s) for s in tables.saves]
+    return data, ids
+
+
+def _signed(count: int) -> str:
+    return ("+" if count > 0 else "-" if count < 0 else "") + format_bytes(abs(count))
+
+
+def _check_diff(diff: object, modules: ModuleTrace | None) -> GraphDiff | None:
+    if diff is None:
+        return None
+    if not isinstance(diff, GraphDiff):
+        expected = "a GraphDiff (from diff_graphs) or None"
+        raise TypeError(arg_error("to_html", "diff", expected, type_name(diff)))
+    if diff.traced != (modules is not None):
+        expected = "a diff made with traces exactly when 'modules' is given"
+        actual = "one with traces" if diff.traced else "one without"
+        raise ValueError(arg_error("to_html", "diff", expected, actual))
+    return diff
+
+
+def _diff_data(
+    view: View, tree: _Tree, diff: GraphDiff, modules: ModuleTrace | None,
+    ids: list[int],
+) -> dict[str, object]:  # fmt: skip
+    """What the page shows of ``diff``: added nodes (page ids), module changes.
+
+    The nodes of one key (module path, call index, kind) are interchangeable:
+    where the key has more nodes than before, the last ones made are marked.
+    """
+    nodes = view.graph.nodes
+    if diff.nodes_after != len(nodes):
+        expected = f"diff_graphs(..., after) of this graph ({len(nodes):,} nodes)"
+        actual = f"a diff of a graph of {diff.nodes_after:,} nodes"
+        raise ValueError(arg_error("to_html", "diff", expected, actual))
+    more = {(c.module, c.call, c.kind): c.change for c in diff.nodes if c.change > 0}
+    added: list[int] = []
+    if more:
+        index = modules.calls().call_index if modules else []
+        made_by = modules.calls_of(nodes) if modules else [-1] * len(nodes)
+        members: dict[tuple[str | None, int | None, str], list[int]] = {}
+        for i, kind in enumerate(view.kinds):
+            c = made_by[i]
+            key = (tree.module_of[i], index[c] if c >= 0 else None, kind)
+            if key in more:
+                members.setdefault(key, []).append(i)
+        for key, found in members.items():
+            found.sort(key=lambda i: nodes[i]._sequence_nr())
+            added.extend(ids[i] for i in found[-more[key] :])
+    rows = {row.path: row for row in diff.modules if row.path is not None}
+    changed = {
+        path: [format_bytes(row.bytes_before), format_bytes(row.bytes_after),
+               _signed(row.change), row.nodes_before, row.nodes_after]
+        for path, row in rows.items()
+        if row.change or row.nodes_before != row.nodes_after
+    }  # fmt: skip
+    folds = dict(tree.opened)
+    notes: dict[str, str] = {}
+    for i, item in enumerate(tree.rows):
+        fold, path = folds.get(i), item[5]
+        paths = set(fold.paths) if fold else {path} if isinstance(path, str) else set()
+        change = sum(rows[p].change for p in paths if p in rows)
+        if change:
+            notes[str(i)] = _signed(change)
+    removed = [
+        [c.module, c.call, c.kind, -c.change] for c in diff.nodes if c.change < 0
+    ]
+    total = diff.after.total - diff.before.total
+    return {
+        "nodes": [diff.nodes_before, diff.nodes_after, diff.added, diff.removed],
+        "saved": [
+            format_bytes(diff.before.total),
+            format_bytes(diff.after.total),
+            _signed(total),
+        ],
+        "modules": changed,
+        "items": notes,
+        "added": _ints(sorted(added)),
+        "removed": removed,
     }
 
 
@@ -239,38 +459,59 @@ def _width(text: str) -> int:
     return min(len(text), _MAX_CHARS) * _CHAR + 16
 
 
-def _static_svg(items: _Items, tops: int) -> str:
+def _diff_texts(
+    texts: list[str], found: dict[str, Any], tree: _Tree, ids: list[int]
+) -> list[str]:
+    """The top-level texts with what changed, as view.js writes them."""
+    added = Counter[int]()
+    page_ids = set(_expand(found["added"]))
+    if page_ids:
+        fold_item = {}
+        for item, fold in tree.opened:
+            for members in fold.nodes:
+                for i in members:
+                    fold_item[i] = item
+        for i, v in enumerate(ids):
+            if v in page_ids:
+                item = fold_item.get(i, tree.owner.get(i, -1))
+                while item >= 0:
+                    added[item] += 1
+                    item = int(tree.rows[item][0])  # type: ignore[call-overload]
+    shown = []
+    for e, text in enumerate(texts):
+        change = found["items"].get(str(e))
+        text += f"  saved {change}" if change else ""
+        shown.append(text + (f"  +{added[e]:,} new" if added[e] else ""))
+    return shown
+
+
+def _expand(values: list[int] | dict[str, list[int]]) -> list[int]:
+    if isinstance(values, list):
+        return values
+    s = values["s"]
+    return [s[i] + k * s[i + 1] for i in range(0, len(s), 3) for k in range(s[i + 2])]
+
+
+def _static_svg(view: View, texts: list[str]) -> str:
     """The top level drawn as the script first draws it (see view.js layout)."""
-    view = items.view
-    graph = view.graph
-    entry = [0] * tops
-    order: list[int] = []
+    tops = len(view.first)
     out: list[dict[int, None]] = [{} for _ in range(tops)]
     for e in range(tops):
-        entry[e] = e
-    top_of = [0] * len(graph.nodes)
-    for i, owner in enumerate(items.owner):
-        while owner >= tops:
-            owner = int(items.rows[owner][0])  # type: ignore[call-overload]
-        top_of[i] = owner
-    for i in range(len(graph.nodes)):
-        for k in graph.inputs[graph.starts[i] : graph.starts[i + 1]]:
-            a, b = top_of[i], top_of[k]
-            if a != b:
-                out[a][b] = None
+        for k in view.inputs_of(e):
+            if k != e:
+                out[e][k] = None
     order = sorted(range(tops), key=lambda e: view.first[e])
     layer = _layers(order, [list(o) for o in out])
-    rows: dict[int, list[int]] = {}
+    placed: dict[int, list[int]] = {}
     for e in order:
-        rows.setdefault(layer[e], []).append(e)
-    texts = [f"{items.rows[e][2]} {items.rows[e][3]}" for e in range(tops)]
+        placed.setdefault(layer[e], []).append(e)
     x = [0.0] * tops
     y = [0.0] * tops
     width = max(
-        (sum(_width(texts[e]) + _GAP_X for e in row) for row in rows.values()),
+        (sum(_width(texts[e]) + _GAP_X for e in row) for row in placed.values()),
         default=0,
     )
-    for r, row in rows.items():
+    for r, row in placed.items():
         used = sum(_width(texts[e]) + _GAP_X for e in row)
         left = (width - used) / 2
         for e in row:
@@ -293,7 +534,7 @@ def _static_svg(items: _Items, tops: int) -> str:
             f'stroke="#446"/><text x="{x[e] + 8:g}" y="{y[e] + 18:g}" '
             f'font-family="monospace" font-size="12">{html.escape(short)}</text></g>'
         )
-    height = (max(rows, default=0) + 1) * (_HEIGHT + _GAP_Y)
+    height = (max(placed, default=0) + 1) * (_HEIGHT + _GAP_Y)
     return (
         f'<svg role="img" '
         f'aria-label="backward graph, top level" viewBox="-8 -8 {width + 16:g} '
@@ -359,6 +600,7 @@ def to_html(
     modules: ModuleTrace | None = None,
     collapse: bool = True,
     title: str = "Backward graph",
+    diff: GraphDiff | None = None,
 ) -> GraphHtml:
     """An interactive view of the backward graph behind ``root``, in one HTML file.
 
@@ -369,13 +611,24 @@ def to_html(
     nodes by kind or module path; drag, wheel, arrows and ``+``/``-`` pan and
     zoom. Nothing is fetched; two runs give the same bytes.
 
-    Raises ``TypeError`` for a bad ``root``, ``names``, ``modules``, ``collapse``
-    or ``title``, like :func:`.format_graph`.
+    ``diff``, from :func:`.diff_graphs` with ``root``'s graph as ``after``,
+    shows what changed: added nodes are marked ``+ new``, each module's box
+    says its change in saved bytes (``saved -1.5 MiB``), and the details
+    panel lists the removed nodes per module.
+
+    Raises ``TypeError`` for a bad ``root``, ``names``, ``modules``,
+    ``collapse``, ``title`` or ``diff``, like :func:`.format_graph`;
+    ``ValueError`` for a ``diff`` of another graph.
 
     >>> a = torch.ones(2, requires_grad=True)
     >>> page = to_html((a * 2).sum(), names={"a": a})
     >>> page.html.startswith("<!DOCTYPE html>"), "http" in page.html.lower()
     (True, False)
+    >>> from autograd_notes import diff_graphs
+    >>> before, after = (a * 2).sum(), (a * 2).exp().sum()
+    >>> page = to_html(after, diff=diff_graphs(before, after))
+    >>> '"removed":[]' in page.html, '"nodes":[3,4,1,0]' in page.html
+    (True, True)
     """
     node, index = check_args("to_html", root, names, False, collapse, modules, None)
     if not isinstance(title, str):
@@ -385,17 +638,36 @@ def to_html(
             arg_error("to_html", "root", "a tensor with a grad_fn, or a Node",
                       "a tensor with no grad_fn (no graph to show)")
         )  # fmt: skip
-    view = build_view(node, index, collapse, modules, 1 if modules else None)
-    items = _items(view, index, modules)
-    data = {
-        "title": title,
-        "box": [_CHAR, _HEIGHT, _GAP_X, _GAP_Y, _MAX_CHARS],
-        "tops": len(view.first),
-        "items": items.rows,
-        **_node_data(view, index, items.owner),
-    }
+    changes = _check_diff(diff, modules)
+    found: list[tuple[list[Fold], list[int]]] = []  # every fold, at any depth
+
+    def folding(
+        graph: Graph, kinds: list[str], made_by: list[int]
+    ) -> tuple[list[Fold], list[int]]:
+        assert modules is not None
+        found.append(find_folds(graph, kinds, modules, None, made_by))
+        return folds_to_depth(graph, kinds, modules, found[0][0], 1)
+
+    with gc_paused():
+        view = build_view(node, index, collapse, modules, 1 if modules else None,
+                          folding=folding)  # fmt: skip
+        folds, fold_of = found[0] if found else ([], [-1] * len(view.graph.nodes))
+        tree = _tree(view, index, folds, fold_of)
+        nodes, ids = _node_data(view, index, tree)
+        data = {
+            "title": title,
+            "box": [_CHAR, _HEIGHT, _GAP_X, _GAP_Y, _MAX_CHARS],
+            "spread": _SPREAD,
+            "tops": len(view.first),
+            "items": tree.rows,
+            **nodes,
+        }
+        shown = [f"{row[2]} {row[3]}" for row in tree.rows[: len(view.first)]]
+        if changes is not None:
+            data["diff"] = found_diff = _diff_data(view, tree, changes, modules, ids)
+            shown = _diff_texts(shown, found_diff, tree, ids)
     payload = _script(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
-    svg = _static_svg(items, len(view.first))  # inline: no namespace needed
+    svg = _static_svg(view, shown)  # inline: no namespace needed
     page = (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'

@@ -229,6 +229,7 @@ def _valid_calls() -> dict[str, tuple[Callable[..., object], dict[str, object]]]
                 "modules": None,
                 "collapse": True,
                 "title": "graph",
+                "diff": None,
             },
         ),
         "track_modules": (an.track_modules, {"model": lin}),

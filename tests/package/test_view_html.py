@@ -2,14 +2,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
 
-from autograd_notes import format_graph, to_html, track_modules
+from autograd_notes import diff_graphs, format_graph, to_html, track_modules, walk_graph
 from autograd_notes.view_html import GraphHtml
+
+from .gpt_model import GPT
+from .gpt_model import gpt_loss as gpt_model_loss
+from .helpers import gpt_loss, lstm_loss
 
 
 def _block() -> torch.nn.Module:
@@ -26,13 +31,81 @@ def _stack() -> tuple[torch.nn.Module, torch.Tensor]:
     return model, torch.randn(3, 4)
 
 
+def _ints(x: Any) -> list[int]:
+    if isinstance(x, list):
+        return x
+    s = x["s"]
+    return [s[i] + k * s[i + 1] for i in range(0, len(s), 3) for k in range(s[i + 2])]
+
+
+def _calls(d: dict[str, Any], f: dict[str, Any], items: list[Any]) -> list[int]:
+    """Append a fold's call items (in boxes of calls, as view.js); each call's item."""
+    at, index, spread = _ints(f["at"]), _ints(f["call"]), d["spread"]
+    span, found = 1, [0] * f["n"]
+    while -(-f["n"] // span) > spread:
+        span *= spread
+    stack: list[tuple[int, int, int, int]] = []
+
+    def kids(parent: int, lo: int, hi: int, sp: int) -> None:
+        for a in range(-(-(hi - lo) // sp) - 1, -1, -1):
+            stack.append((parent, lo + a * sp, min(hi, lo + (a + 1) * sp), sp))
+
+    kids(f["item"], 0, f["n"], span)
+    while stack:
+        parent, lo, hi, sp = stack.pop()
+        path = d["paths"][at[lo]]
+        if sp == 1:
+            found[lo] = len(items)
+            title = f"{path or 'the model'} (call {index[lo]:,})"
+            items.append([parent, "call", "", title, f"call: {f['m']:,} nodes", path])
+            for s in f["subs"]:
+                up = found[lo] if s[0] < 0 else found[lo] + 1 + s[0]
+                items.append([up, s[1], "", path + s[2], s[3], path + s[4]])
+            continue
+        kids(len(items), lo, hi, sp // spread)
+        what = f"calls {index[lo]:,}–{index[hi - 1]:,} of {path}"  # one path here
+        items.append([parent, "calls", "", what, f"{hi - lo:,} calls", None])
+    return found
+
+
 def _data(page: GraphHtml) -> dict[str, Any]:
+    """The page's data, with every node and item spelled out as view.js does."""
     found = re.search(r'<script type="application/json" id="an-data">(.*?)</script>',
                       page.html, re.S)  # fmt: skip
     assert found is not None
-    loaded: dict[str, Any] = json.loads(found.group(1))
-    loaded["saved"] = [loaded["saves"][s] for s in loaded["save"]]  # as view.js
-    return loaded
+    d: dict[str, Any] = json.loads(found.group(1))
+    items = list(d["items"])
+    real = len(d["kind"])
+    owner, kind = list(d["owner"]), [d["kinds"][k] for k in d["kind"]]
+    module = [d["paths"][p] for p in d["path"]]
+    saved = [d["saves"][s] for s in d["save"]]
+    inputs: list[list[int]] = []
+    k = 0
+    for n in range(real):
+        inputs.append([n + x for x in d["input"][k : k + d["degree"][n]]])
+        k += d["degree"][n]
+    base = real
+    for f in d["folds"]:
+        at, ext = _ints(f["at"]), [_ints(e) for e in f["ext"]]
+        fixed = {(j, p): d["paths"][x] for j, p, x in f["fix"]}
+        calls = _calls(d, f, items)
+        for j in range(f["n"]):
+            path, call = d["paths"][at[j]], calls[j]
+            k = 0
+            for p in range(f["m"]):
+                kind.append(d["kinds"][f["kind"][p]])
+                owner.append(call if f["owner"][p] < 0 else call + 1 + f["owner"][p])
+                module.append(fixed.get((j, p), path + f["rel"][p]))
+                saved.append(d["saves"][f["save"][p]])
+                row = []
+                for c in f["input"][k : k + f["degree"][p]]:
+                    row.append(base + c if c >= 0 else ext[-1 - c][j])
+                k += f["degree"][p]
+                inputs.append(row)
+            base += f["m"]
+    d.update(items=items, owner=owner, kind_names=kind, module=module, saved=saved,
+             inputs=inputs)  # fmt: skip
+    return d
 
 
 def _traced() -> tuple[torch.Tensor, object]:
@@ -89,7 +162,9 @@ def test_every_node_belongs_to_an_item_and_a_fold_opens_to_its_calls() -> None:
     [fold] = [i for i, item in enumerate(items) if item[1] == "fold"]
     calls = [item[3] for item in items if item[0] == fold and item[1] == "call"]
     assert calls == [f"1.{k} (call 0)" for k in range(5)]
-    params = [i for i, item in enumerate(items) if item[0] == fold][-1]
+    [params] = [
+        i for i, item in enumerate(items) if item[0] == fold and item[1] == "run"
+    ]
     assert items[params][3] == "parameters"
     assert sum(o == params for o in owner) == 10  # the blocks' weights and biases
 
@@ -121,7 +196,9 @@ def test_the_static_svg_shows_the_top_level() -> None:
 def test_repr_html_and_save(tmp_path: Path) -> None:
     a = torch.ones(2, requires_grad=True)
     page = to_html((a * 2).sum())
-    assert page._repr_html_().startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
+    shown = page._repr_html_()
+    assert '<iframe class="autograd-notes-frame" srcdoc="&lt;!DOCTYPE html&gt;' in shown
+    assert shown == to_html((a * 2).sum())._repr_html_()  # the same bytes
     path = page.save(tmp_path / "graph.html")
     assert path.read_bytes() == page.html.encode("utf-8")
     with pytest.raises(TypeError, match=r"save\(\) argument 'path' must be a str or"):
@@ -145,3 +222,186 @@ def test_argument_errors(
     args: dict[str, object] = {"root": (a * 2).sum(), **kwargs}
     with pytest.raises(error, match=match):
         to_html(**args)  # type: ignore[arg-type]
+
+
+def _clicks(data: dict[str, Any]) -> list[int]:
+    """Per node: the boxes to open before it shows as a box of its own.
+
+    A top-level entry shows without a click; opening an item shows its
+    children. A ``node`` item is the node itself: nothing to open.
+    """
+    items, found = data["items"], []
+    for o in data["owner"]:
+        chain = []
+        while o >= 0:
+            chain.append(o)
+            o = items[o][0]
+        found.append(sum(items[i][1] != "node" for i in chain))
+    return found
+
+
+def _edges(data: dict[str, Any]) -> Counter[tuple[str, str]]:
+    kinds = data["kind_names"]
+    return Counter(
+        (kinds[n], kinds[k]) for n, row in enumerate(data["inputs"]) for k in row
+    )
+
+
+def test_gpt2_shape_twelve_blocks_one_fold_every_node_within_3_clicks() -> None:
+    trace, loss = gpt_loss()
+    data = _data(to_html(loss, modules=trace))
+    tops = [item for item in data["items"] if item[0] == -1]
+    assert len(tops) == data["tops"] <= 12
+    assert [t[3] for t in tops if t[1] == "fold"] == ["h.0–h.11 × 12"]
+    [fold] = data["folds"]
+    assert fold["n"] == 12  # stored once: one template call of fold["m"] nodes
+    assert len(data["kind"]) + 12 * fold["m"] == len(walk_graph(loss))
+    clicks = _clicks(data)
+    assert len(clicks) == len(walk_graph(loss))
+    assert max(clicks) <= 3, Counter(clicks)
+    assert max(clicks) == 3  # a node of h.5.attn: the fold, its call 5, attn
+
+
+def test_the_page_holds_the_graph_the_walk_finds() -> None:
+    for trace, loss in (_traced()[::-1], lstm_loss(50, learned_start=False)):
+        data = _data(to_html(loss, modules=trace))  # type: ignore[arg-type]
+        nodes = walk_graph(loss)
+        kinds = [type(fn).__name__ for fn in nodes]
+        assert Counter(data["kind_names"]) == Counter(kinds)
+        walked = Counter(
+            (type(fn).__name__, type(k).__name__)
+            for fn in nodes
+            for k, _ in fn.next_functions
+            if k is not None
+        )
+        assert _edges(data) == walked
+        paths = Counter(trace.path_of(fn) for fn in nodes)  # type: ignore[attr-defined]
+        assert Counter(data["module"]) == paths
+
+
+def test_lstm_500_steps_is_at_most_10_entries_and_a_long_run_is_one_fold() -> None:
+    trace, loss = lstm_loss(500, learned_start=False)
+    data = _data(to_html(loss, modules=trace))
+    assert data["tops"] <= 10
+    trace, loss = lstm_loss(2_000, learned_start=True)
+    page = to_html(loss, modules=trace)
+    data = _data(page)
+    tops = [item for item in data["items"] if item[0] == -1]
+    assert [t[3] for t in tops if t[1] == "fold"] == ["cell × 2,000"]
+    [fold] = data["folds"]
+    assert (fold["n"], fold["m"]) == (2_000, 15)
+    calls = [item[3] for item in data["items"] if item[1] == "call"]
+    assert (calls[0], calls[-1]) == ("cell (call 0)", "cell (call 1,999)")
+    # it opens to 40 boxes of 50 calls each, and each of those to its calls
+    ranges = [item for item in data["items"] if item[1] == "calls"]
+    assert [r[3] for r in ranges[:2]] == ["calls 0–49 of cell", "calls 50–99 of cell"]
+    assert len(ranges) == 40
+    assert max(_clicks(data)) == 3  # the fold, a box of calls, a call
+    # stored once: 2,000 steps take the bytes of 20 (but for the numbers)
+    trace, loss = lstm_loss(20, learned_start=True)
+    small = to_html(loss, modules=trace).html
+    assert len(page.html) - len(small) < 60
+
+
+def test_printed_the_notebook_output_shows_the_static_svg() -> None:
+    loss, trace = _traced()
+    page = to_html(loss, modules=trace)  # type: ignore[arg-type]
+    shown = page._repr_html_()
+    static = re.search(
+        r'<div class="autograd-notes-static">(<svg .*?</svg>)</div>', shown
+    )
+    assert static is not None
+    assert static.group(1) == page.svg.replace(
+        ' xmlns="http://www.w3.org/2000/svg"', ""
+    )
+    css = re.search(r"<style>(.*?)</style>", shown)
+    assert css is not None
+    assert ".autograd-notes-static{display:none}" in css.group(1)
+    assert "@media print{.autograd-notes-frame{display:none!important}" in css.group(1)
+    # every class and selector is ours; nothing to fetch outside the page
+    assert set(
+        re.findall(
+            r'class="([^"]*)"', shown.split("<iframe")[0] + shown.split("</iframe>")[1]
+        )
+    ) <= {"autograd-notes-view", "autograd-notes-static"}
+    assert all(
+        c.startswith("autograd-notes-")
+        for c in re.findall(r"\.([a-z-]+)\{", css.group(1))
+    )
+    outside = shown.split("srcdoc=")[0] + shown.split("</iframe>")[1]
+    assert "http" not in outside.lower()
+
+
+class Step(torch.nn.Module):
+    """``tanh(lin(x))``; with ``exp``, an ``exp`` after it (one node more)."""
+
+    def __init__(self, exp: bool) -> None:
+        super().__init__()
+        self.lin, self.exp = torch.nn.Linear(4, 4), exp
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.lin(x).tanh()
+        return y.exp() if self.exp else y
+
+
+def _two(first: bool, second: bool) -> tuple[torch.Tensor, Any]:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(Step(first), Step(second))
+    with track_modules(model) as trace:
+        loss = model(torch.randn(3, 4)).sum()
+    return loss, trace
+
+
+def test_the_diff_view_marks_added_nodes_and_lists_removed_ones() -> None:
+    (before, tb), (after, ta) = _two(True, False), _two(False, True)
+    diff = diff_graphs(before, after, tb, ta)
+    page = to_html(after, modules=ta, diff=diff)
+    data = _data(page)
+    shown = data["diff"]
+    assert shown["nodes"] == [diff.nodes_before, diff.nodes_after, 1, 1]
+    [new] = _ints(shown["added"])
+    assert data["kind_names"][new] == "ExpBackward0"
+    assert data["module"][new] == "1"
+    assert shown["removed"] == [["0", 0, "ExpBackward0", 1]]
+    # exp saves its result: module 0 saves less, module 1 more, said in text
+    assert shown["modules"]["0"][2].startswith("-")
+    assert shown["modules"]["1"][2].startswith("+")
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", page.svg)
+    assert any(
+        t.startswith("[") and " 1  saved +" in t and "+1 new" in t for t in texts
+    )
+    assert any(" 0  saved -" in t for t in texts)
+    again = to_html(after, modules=ta, diff=diff_graphs(before, after, tb, ta))
+    assert again.html == page.html
+
+
+def test_the_diff_view_of_checkpointed_blocks_shows_each_block_saving_less() -> None:
+    sides = []
+    for checkpointed in (False, True):
+        torch.manual_seed(0)
+        model = GPT(blocks=4, checkpointed=checkpointed)
+        with track_modules(model) as trace:
+            loss, _ = gpt_model_loss(model)
+        sides.append((loss, trace))
+    (before, tb), (after, ta) = sides
+    data = _data(to_html(after, modules=ta, diff=diff_graphs(before, after, tb, ta)))
+    [fold] = [i for i, item in enumerate(data["items"]) if item[1] == "fold"]
+    assert data["items"][fold][3] == "h.0–h.3 × 4"
+    assert data["diff"]["items"][str(fold)].startswith("-")
+    for k in range(4):
+        assert data["diff"]["modules"][f"h.{k}"][2].startswith("-")
+
+
+def test_diff_argument_errors() -> None:
+    loss, trace = _traced()
+    other, other_trace = _two(False, False)
+    with pytest.raises(
+        TypeError, match=r"argument 'diff' must be a GraphDiff .*, not str"
+    ):
+        to_html(loss, modules=trace, diff="d")  # type: ignore[arg-type]
+    plain = diff_graphs(other, other)
+    with pytest.raises(ValueError, match=r"argument 'diff' must be a diff made with t"):
+        to_html(other, modules=other_trace, diff=plain)
+    wrong = diff_graphs(other, other, other_trace, other_trace)
+    with pytest.raises(ValueError, match=r"must be diff_graphs\(\.\.\., after\) of th"):
+        to_html(loss, modules=trace, diff=wrong)  # type: ignore[arg-type]

@@ -1,7 +1,8 @@
 /* autograd_notes.to_html: the interactive view (no library, nothing fetched).
  * Data (see view_html.py): items [parent, kind, label, title, note, path], the
- * top-level entries first; every graph node's kind, owner item, inputs,
- * module path, names and saved tensors. Only the boxes shown are laid out,
+ * top-level entries first; every node's kind, owner item, inputs, module
+ * path, names and saved tensors, a fold's calls as one template call and what
+ * differs per call. Only the boxes shown are laid out,
  * with the layered layout of draw_graph (longest path from the root, sinks
  * at the bottom, walk order within a layer). */
 (function () {
@@ -12,33 +13,134 @@
     d.innerHTML = "<svg></svg>";
     return d.firstChild.namespaceURI;
   })();
-  var items = D.items, I = items.length, N = D.kind.length, n, k;
-  // Decode the compact per-node data (see view_html._node_data).
-  D.starts = new Int32Array(N + 1); D.inputs = new Int32Array(D.input.length);
-  D.module = new Array(N); D.saved = new Array(N); D.text = new Array(N);
-  for (n = 0, k = 0; n < N; n++) {
-    D.starts[n + 1] = D.starts[n] + D.degree[n];
-    for (; k < D.starts[n + 1]; k++) D.inputs[k] = D.input[k] + n;
-    D.module[n] = D.paths[D.path[n]]; D.saved[n] = D.saves[D.save[n]]; D.text[n] = "";
+  // Decode the compact data (see view_html._node_data): the nodes in no
+  // fold first (R of them), then each fold's calls, m nodes each, rebuilt
+  // from the fold's template call; every call gets its items (call, groups).
+  function ints(x) { // a list, or {s: [first, step, count, ...]} (view_html._ints)
+    if (Array.isArray(x)) return x;
+    var a = [], s = x.s;
+    for (var i = 0; i < s.length; i += 3) for (var k = 0; k < s[i + 2]; k++) a.push(s[i] + k * s[i + 1]);
+    return a;
   }
-  D.names.forEach(function (p) { D.text[p[0]] = p[1]; });
+  function commas(k) { return String(k).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+  var items = D.items.slice(), R = D.kind.length, N = R, E = D.input.length, n, k, f, j, p;
+  var printable = {}; // a module path with an unprintable character, escaped
+  D.shown.forEach(function (s) { printable[s[0]] = s[1]; });
+  function pathText(i) { return i in printable ? printable[i] : D.paths[i]; }
+  var walk = ints(D.walk);
+  D.folds.forEach(function (f) {
+    f.base = N; N += f.n * f.m;
+    f.at = ints(f.at); f.call = ints(f.call); f.ext = f.ext.map(ints);
+    f.slots = 0;
+    for (p = 0; p < f.m; p++) f.slots += f.degree[p];
+    E += f.n * f.slots;
+    f.fixed = {};
+    f.fix.forEach(function (x) { f.fixed[x[0] * f.m + x[1]] = x[2]; });
+    // A fold of more than D.spread calls opens to boxes of calls (calls
+    // 0-2,499, ...), each to at most D.spread boxes, down to the calls.
+    f.callItem = new Int32Array(f.n);
+    var span = 1;
+    while (Math.ceil(f.n / span) > D.spread) span *= D.spread;
+    var stack = [];
+    var kids = function (parent, lo, hi, sp) { // sp: calls per child box
+      for (var a = Math.ceil((hi - lo) / sp) - 1; a >= 0; a--) {
+        stack.push([parent, lo + a * sp, Math.min(hi, lo + (a + 1) * sp), sp]);
+      }
+    };
+    kids(f.item, 0, f.n, span);
+    while (stack.length) {
+      var top = stack.pop();
+      if (top[3] === 1) { addCall(f, top[0], top[1]); continue; }
+      kids(items.length, top[1], top[2], top[3] / D.spread);
+      items.push(rangeItem(f, top[0], top[1], top[2]));
+    }
+  });
+  function rangeItem(f, parent, lo, hi) {
+    var first = pathText(f.at[lo]), last = pathText(f.at[hi - 1]);
+    var what = first === last ? "calls " + commas(f.call[lo]) + "\u2013" + commas(f.call[hi - 1]) + " of " + (first || "the model")
+      : (first || "the model") + "\u2013" + (last || "the model");
+    return [parent, "calls", "", what, commas(hi - lo) + " calls", null];
+  }
+  function addCall(f, parent, j) {
+    var at = f.at[j], path = D.paths[at], seen = pathText(at), call = items.length;
+    f.callItem[j] = call;
+    items.push([parent, "call", "", (seen || "the model") + " (call " + commas(f.call[j]) + ")",
+                "call: " + commas(f.m) + " nodes", path]);
+    f.subs.forEach(function (s) {
+      items.push([s[0] < 0 ? call : call + 1 + s[0], s[1], "", seen + s[2], s[3], path + s[4]]);
+    });
+  }
+  var I = items.length;
+  var kindOf = new Int32Array(N), owner = new Int32Array(N);
+  var starts = new Int32Array(N + 1), inputs = new Int32Array(E);
+  for (n = 0, k = 0; n < R; n++) {
+    kindOf[n] = D.kind[n]; owner[n] = D.owner[n];
+    starts[n + 1] = starts[n] + D.degree[n];
+    for (; k < starts[n + 1]; k++) inputs[k] = D.input[k] + n;
+  }
+  D.folds.forEach(function (f) {
+    for (j = 0, n = f.base; j < f.n; j++) {
+      var call = f.callItem[j], here = f.base + j * f.m;
+      for (p = 0, k = 0; p < f.m; p++, n++) {
+        kindOf[n] = f.kind[p];
+        owner[n] = f.owner[p] < 0 ? call : call + 1 + f.owner[p];
+        starts[n + 1] = starts[n] + f.degree[p];
+        for (var s = starts[n]; s < starts[n + 1]; s++, k++) {
+          var c = f.input[k];
+          inputs[s] = c >= 0 ? here + c : f.ext[-1 - c][j];
+        }
+      }
+    }
+  });
+  // The decoded data, for tests and the console: every node, every item.
+  window.anView = { tops: D.tops, items: items, kinds: D.kinds, kind: kindOf, owner: owner,
+                    starts: starts, inputs: inputs, module: moduleOf, saved: savedOf };
+  var text = {};
+  D.names.forEach(function (x) { text[x[0]] = x[1]; });
+  function foldOf(n) { // [fold, call, position] of a node in a fold, or null
+    for (var i = D.folds.length - 1; i >= 0; i--) {
+      var f = D.folds[i];
+      if (n >= f.base) { var r = n - f.base; return [f, Math.floor(r / f.m), r % f.m]; }
+    }
+    return null;
+  }
+  function moduleOf(n) {
+    if (n < R) return D.paths[D.path[n]];
+    var w = foldOf(n), f = w[0], at = w[1] * f.m + w[2];
+    return at in f.fixed ? D.paths[f.fixed[at]] : D.paths[f.at[w[1]]] + f.rel[w[2]];
+  }
+  function savedOf(n) {
+    if (n < R) return D.saves[D.save[n]];
+    var w = foldOf(n);
+    return D.saves[w[0].save[w[2]]];
+  }
+  function kindName(n) { return D.kinds[kindOf[n]]; }
   var CHAR = D.box[0], H = D.box[1], GX = D.box[2], GY = D.box[3], MAXC = D.box[4];
   var open = new Uint8Array(I);
   var count = new Float64Array(I), bytes = new Float64Array(I);
   var selected = -1, hits = null;
   var view = { x: 0, y: 0, s: 1 };
   var nodeBytes = function (n) {
-    var t = 0, rows = D.saved[n];
+    var t = 0, rows = savedOf(n);
     for (var k = 0; k < rows.length; k++) t += rows[k][2];
     return t;
   };
   for (n = 0; n < N; n++) {
-    var o = D.owner[n];
+    var o = owner[n];
     if (o >= 0) { count[o] += 1; bytes[o] += nodeBytes(n); }
   }
+  // A diff (view_html._diff_data): nodes added, each module's change in saved bytes.
+  var DF = D.diff || null, added = new Uint8Array(N), news = new Float64Array(I);
+  if (DF) ints(DF.added).forEach(function (n) { added[n] = 1; if (owner[n] >= 0) news[owner[n]] += 1; });
   for (var i = I - 1; i >= 0; i--) {
     var p = items[i][0];
-    if (p >= 0) { count[p] += count[i]; bytes[p] += bytes[i]; }
+    if (p >= 0) { count[p] += count[i]; bytes[p] += bytes[i]; news[p] += news[i]; }
+  }
+  function changeOf(i) { // "-1.5 MiB": the saved bytes of the item's module(s)
+    if (!DF) return "";
+    if (i < D.items.length) return DF.items[i] || "";
+    var m = items[i][5] !== null && DF.modules[items[i][5]];
+    return m ? m[2] : "";
   }
 
   function el(tag, attrs, text) {
@@ -59,7 +161,11 @@
   }
   function expandable(i) { return items[i][1] !== "node"; }
   function itemText(i) { return (items[i][2] ? items[i][2] + " " : "") + items[i][3]; }
-  function repText(r) { return r < I ? itemText(r) : "[" + (r - I) + "] " + D.kinds[D.kind[r - I]]; }
+  function repText(r) { // a node in a fold has no walk index of its own
+    if (r >= I) return (r - I < R ? "[" + walk[r - I] + "] " : "") + kindName(r - I) + (added[r - I] ? "  + new" : "");
+    var change = changeOf(r);
+    return itemText(r) + (change ? "  saved " + change : "") + (news[r] ? "  +" + commas(news[r]) + " new" : "");
+  }
   function width(text) { return Math.min(text.length, MAXC) * CHAR + 16; }
 
   // Which box shows each item (-2: the item is open, its children show).
@@ -72,7 +178,7 @@
     return r;
   }
   function repOf(r, n) {
-    var o = D.owner[n];
+    var o = owner[n];
     var x = o < 0 ? -2 : r[o];
     return x === -2 ? I + n : x;
   }
@@ -80,15 +186,15 @@
   // The boxes shown, their links, and the layout: linear in the nodes for
   // the boxes, then only the boxes shown are laid out.
   function visibleGraph() {
-    var r = repsOfItems(), index = new Map(), boxes = [], out = [], seen = [];
+    var r = repsOfItems(), index = new Int32Array(I + N).fill(-1), boxes = [], out = [], seen = [];
     for (var n = 0; n < N; n++) {
       var a = repOf(r, n);
-      if (!index.has(a)) { index.set(a, boxes.length); boxes.push(a); out.push([]); seen.push(new Set()); }
+      if (index[a] < 0) { index[a] = boxes.length; boxes.push(a); out.push([]); seen.push(new Set()); }
     }
     for (n = 0; n < N; n++) {
-      var x = index.get(repOf(r, n));
-      for (var k = D.starts[n]; k < D.starts[n + 1]; k++) {
-        var y = index.get(repOf(r, D.inputs[k]));
+      var x = index[repOf(r, n)];
+      for (var k = starts[n]; k < starts[n + 1]; k++) {
+        var y = index[repOf(r, inputs[k])];
         if (x !== y && !seen[x].has(y)) { seen[x].add(y); out[x].push(y); }
       }
     }
@@ -184,7 +290,8 @@
   }
   function box(rep, x, y, w) {
     var text = repText(rep), kind = rep < I ? items[rep][1] : "n";
-    var cls = "an-box" + (kind === "fold" ? " an-fold" : kind === "module" || kind === "call" || kind === "run" ? " an-group" : "");
+    var cls = "an-box" + (kind === "fold" ? " an-fold" : kind === "module" || kind === "call" || kind === "calls" || kind === "run" ? " an-group" : "");
+    if (rep >= I && added[rep - I]) cls += " an-added";
     if (rep === selected) cls += " an-selected";
     if (hits && hits.has(rep)) cls += " an-hit";
     var more = rep < I && expandable(rep) ? " (press Enter to open)" : "";
@@ -210,7 +317,7 @@
   }
   function centreInside(i) { // on the first box that item i opened to
     for (var b = 0; b < shown.boxes.length; b++) {
-      var r = shown.boxes[b], o = r < I ? r : D.owner[r - I];
+      var r = shown.boxes[b], o = r < I ? r : owner[r - I];
       if (o >= 0 && ancestors(o).indexOf(i) >= 0) return centre(r);
     }
   }
@@ -229,29 +336,64 @@
     });
     return b;
   }
+  function removedList(rows) {
+    var ul = el("ul", {});
+    rows.slice(0, 50).forEach(function (r) {
+      var where = r[0] === null ? "outside the model" : "in " + (r[0] || "the model");
+      ul.appendChild(el("li", {}, "- " + r[2] + " \u00d7" + commas(r[3]) + " (" + where + (r[1] === null ? "" : ", call " + r[1]) + ")"));
+    });
+    if (rows.length > 50) ul.appendChild(el("li", {}, "and " + commas(rows.length - 50) + " more"));
+    return ul;
+  }
+  function legend() {
+    side.appendChild(el("h2", {}, "Compared with the graph before"));
+    side.appendChild(el("p", {}, "nodes: " + commas(DF.nodes[0]) + " -> " + commas(DF.nodes[1]) + " (" + commas(DF.nodes[2]) + " added, " + commas(DF.nodes[3]) + " removed); saved for backward: " + DF.saved[0] + " -> " + DF.saved[1] + " (" + DF.saved[2] + ")"));
+    side.appendChild(el("p", {}, "On the boxes: \u201csaved -1.5 MiB\u201d is the change in the bytes a module saves for backward; \u201c+ new\u201d marks a node added (dashed outline), \u201c+3 new\u201d the added nodes inside a box."));
+    if (DF.removed.length) {
+      side.appendChild(el("h3", {}, "Nodes removed"));
+      side.appendChild(removedList(DF.removed));
+    }
+  }
+  function changes(i) {
+    var f = null, paths = [];
+    D.folds.forEach(function (g) { if (g.item === i) f = g; });
+    if (f) f.at.forEach(function (a) { if (paths.indexOf(D.paths[a]) < 0) paths.push(D.paths[a]); });
+    else if (items[i][5] !== null) paths.push(items[i][5]);
+    paths.forEach(function (path) {
+      var m = DF.modules[path];
+      if (m) side.appendChild(el("p", {}, "saved by " + (path || "the model") + " (all its calls): " + m[0] + " before, " + m[1] + " now (" + m[2] + "); nodes " + commas(m[3]) + " -> " + commas(m[4])));
+    });
+    var gone = DF.removed.filter(function (r) { return paths.indexOf(r[0]) >= 0; });
+    if (gone.length) { side.appendChild(el("h3", {}, "Nodes removed here")); side.appendChild(removedList(gone)); }
+    if (news[i]) side.appendChild(el("p", {}, commas(news[i]) + " nodes added inside (marked + new)"));
+  }
   function details() {
     while (side.firstChild) side.removeChild(side.firstChild);
     if (selected < 0) {
       side.appendChild(el("h2", {}, "Details"));
       side.appendChild(el("p", {}, "Click a box to open it (a module, a fold or one call of a fold) and to see what it saved."));
+      if (DF) legend();
       return;
     }
-    var owner;
+    var up;
     if (selected < I) {
       var it = items[selected];
       side.appendChild(el("h2", {}, itemText(selected)));
       if (it[4]) side.appendChild(el("p", {}, it[4]));
       if (it[5] !== null) side.appendChild(el("p", {}, "module path: " + (it[5] || "the model")));
       side.appendChild(el("p", {}, count[selected] + " nodes; saved by them: " + fmtBytes(bytes[selected]) + " (summed per node, shared storages counted at each)"));
-      if (open[selected]) side.appendChild(closeButton(selected, "Close this " + it[1]));
-      owner = it[0];
+      if (DF) changes(selected);
+      if (open[selected]) side.appendChild(closeButton(selected, "Close this " + (it[1] === "calls" ? "group of calls" : it[1])));
+      up = it[0];
     } else {
-      var n = selected - I;
-      side.appendChild(el("h2", {}, "[" + n + "] " + D.kinds[D.kind[n]]));
-      var path = D.module[n];
+      var n = selected - I, w = n < R ? null : foldOf(n);
+      side.appendChild(el("h2", {}, repText(selected)));
+      if (w) side.appendChild(el("p", {}, "node " + commas(w[2] + 1) + " of " + commas(w[0].m) + " of " + itemText(w[0].callItem[w[1]]) + ", in fold " + itemText(w[0].item)));
+      var path = moduleOf(n);
       side.appendChild(el("p", {}, path === null ? "made outside the model" : "module path: " + (path || "the model")));
-      if (D.text[n]) side.appendChild(el("p", {}, "names: " + D.text[n]));
-      var rows = D.saved[n];
+      if (text[n]) side.appendChild(el("p", {}, "names: " + text[n]));
+      if (added[n]) side.appendChild(el("p", {}, "added: its module's call has more nodes of this kind than before (they are alike: the last made are marked + new)"));
+      var rows = savedOf(n);
       if (rows.length) {
         var table = el("table", {});
         var head = el("tr", {});
@@ -269,9 +411,9 @@
       } else {
         side.appendChild(el("p", {}, "saves no tensor (or backward freed them)"));
       }
-      owner = D.owner[n];
+      up = owner[n];
     }
-    var chain = owner >= 0 ? ancestors(owner) : [];
+    var chain = up >= 0 ? ancestors(up) : [];
     chain.forEach(function (a) { if (open[a]) side.appendChild(closeButton(a, "Close " + itemText(a))); });
   }
 
@@ -279,9 +421,9 @@
   var results = el("ol", { id: "an-results", "aria-label": "search results" });
   bar.appendChild(results);
   function reveal(n) {
-    var o = D.owner[n];
+    var o = owner[n];
     if (o >= 0) ancestors(o).forEach(function (a) { if (expandable(a)) open[a] = 1; });
-    selected = I + n; draw(); details(); centre(I + n);
+    selected = repOf(repsOfItems(), n); draw(); details(); centre(selected);
   }
   search.addEventListener("input", function () {
     var q = search.value.trim().toLowerCase();
@@ -291,11 +433,11 @@
       hits = new Set();
       var r = repsOfItems(), found = 0;
       for (var n = 0; n < N; n++) {
-        var kind = D.kinds[D.kind[n]], path = D.module[n] || "";
+        var kind = kindName(n), path = moduleOf(n) || "";
         if (kind.toLowerCase().indexOf(q) < 0 && path.toLowerCase().indexOf(q) < 0) continue;
         hits.add(repOf(r, n)); found++;
         if (found <= 50) {
-          var li = el("li", {}), b = el("button", { type: "button" }, "[" + n + "] " + kind + (path ? " in " + path : ""));
+          var li = el("li", {}), b = el("button", { type: "button" }, repText(I + n) + (path ? " in " + path : ""));
           b.addEventListener("click", reveal.bind(null, n));
           li.appendChild(b); results.appendChild(li);
         }
