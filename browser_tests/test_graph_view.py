@@ -39,9 +39,9 @@ VIEW = "iframe[srcdoc*='an-data']"
 
 # The view's data, and what it shows now.
 DATA_JS = """() => {
-  const data = JSON.parse(document.getElementById('an-data').textContent);
-  return {tops: data.tops, items: data.items, kinds: data.kinds, kind: data.kind,
-          owner: data.owner, nodes: data.kind.length};
+  const v = window.anView;  // the page's data as view.js decoded it
+  return {tops: v.tops, items: v.items, kinds: v.kinds, kind: Array.from(v.kind),
+          owner: Array.from(v.owner), nodes: v.kind.length};
 }"""
 BOXES_JS = "() => document.querySelectorAll('#an-canvas g.an-box').length"
 OVERFLOW_JS = """() => ({scroll: document.documentElement.scrollWidth,
@@ -165,6 +165,8 @@ def test_search_finds_a_kind_hidden_in_a_fold(
     frame.locator("#an-search").fill(kind)
     results = frame.locator("#an-results button").all_inner_texts()
     assert len(results) == min(count, 50)
+    status = frame.locator("[role=status]").inner_text()
+    assert status.endswith(f"; {count} match"), status
     assert all(kind in text for text in results), results
     assert frame.locator("#an-canvas g.an-hit").count() >= 1
     assert boxes(frame) == before  # marking opens nothing

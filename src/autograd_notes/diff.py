@@ -1,6 +1,6 @@
 """What changed between two backward graphs: nodes added and removed, saved bytes.
 
-:func:`diff_graphs` matches nodes by module path, call index (the k-th call
+:func:`.diff_graphs` matches nodes by module path, call index (the k-th call
 of that module, from :meth:`.ModuleTrace.calls`) and node kind: the
 nodes of one key are interchangeable, so only their numbers are compared.
 Without a trace a node's key is its kind alone. Saved bytes per module come
@@ -42,6 +42,7 @@ class NodeChange:
 
     @property
     def change(self) -> int:
+        """Nodes after minus nodes before."""
         return self.after - self.before
 
 
@@ -57,12 +58,13 @@ class ModuleChange:
 
     @property
     def change(self) -> int:
+        """Saved bytes after minus saved bytes before."""
         return self.bytes_after - self.bytes_before
 
 
 @dataclass
 class GraphDiff:
-    """What :func:`diff_graphs` found; ``str()`` prints it."""
+    """What :func:`.diff_graphs` found; ``str()`` prints it."""
 
     before: SavedMemory
     after: SavedMemory
@@ -74,10 +76,12 @@ class GraphDiff:
 
     @property
     def added(self) -> int:
+        """How many nodes the after graph has that the before graph has not."""
         return sum(max(row.change, 0) for row in self.nodes)
 
     @property
     def removed(self) -> int:
+        """How many nodes the before graph has that the after graph has not."""
         return sum(max(-row.change, 0) for row in self.nodes)
 
     def table(self, depth: int | None = None) -> str:
@@ -104,8 +108,11 @@ def _lines(diff: GraphDiff, depth: int | None) -> Iterator[str]:
     before, after = diff.before.total, diff.after.total
     yield (
         f"nodes: {diff.nodes_before:,} -> {diff.nodes_after:,} ({diff.added:,} added, "
-        f"{diff.removed:,} removed); saved for backward: {format_bytes(before)} -> "
-        f"{format_bytes(after)} ({_signed(after - before)})"
+        f"{diff.removed:,} removed)"
+    )
+    yield (
+        f"saved for backward: {format_bytes(before)} -> {format_bytes(after)} "
+        f"({_signed(after - before)})"
     )
     rows = [
         row
@@ -207,8 +214,8 @@ def diff_graphs(
     Returns
     -------
     GraphDiff
-        ``.nodes`` (counts per key that differ: :class:`NodeChange`),
-        ``.modules`` (:class:`ModuleChange` for every module on either side),
+        ``.nodes`` (counts per key that differ: :class:`.NodeChange`),
+        ``.modules`` (:class:`.ModuleChange` for every module on either side),
         ``.added``, ``.removed``, ``.before`` and ``.after`` (each side's
         :func:`.saved_memory` report); ``str()`` shows what changed.
 
@@ -224,7 +231,8 @@ def diff_graphs(
     --------
     >>> x = torch.ones(4, requires_grad=True)
     >>> print(diff_graphs(x.exp().exp().sum(), x.exp().sum()))
-    nodes: 4 -> 3 (0 added, 1 removed); saved for backward: 32 B -> 16 B (-16 B)
+    nodes: 4 -> 3 (0 added, 1 removed)
+    saved for backward: 32 B -> 16 B (-16 B)
     <BLANKLINE>
     nodes removed:
       - ExpBackward0 ×1

@@ -1,6 +1,6 @@
 """An interactive view of the backward graph, in one self-contained HTML file.
 
-:func:`to_html` writes the view's entries (``autograd_notes.view``: with a
+:func:`.to_html` writes the view's entries (``autograd_notes.view``: with a
 trace, the modules at depth 1 and the folds) as the top level, and every
 node below them as data: a click opens a module, a fold or one call of a
 fold. The script (``_html/view.js``, package data) lays out only what is
@@ -43,7 +43,7 @@ _SPREAD = 50  # a fold opens to at most this many boxes (calls, or boxes of call
 
 
 class GraphHtml:
-    """The page :func:`to_html` made: ``.html`` (the file), ``.svg`` (static).
+    """The page :func:`.to_html` made: ``.html`` (the file), ``.svg`` (static).
 
     Jupyter, JupyterLab, VS Code and Colab show it through
     :meth:`_repr_html_` (in an ``iframe``, so its script stays its own).

@@ -47,8 +47,8 @@ def test_checkpointing_the_blocks_lowers_each_blocks_saved_bytes() -> None:
     assert change == rows[""].change + rows[None].change < 0
     text = str(diff)
     assert text.startswith("nodes: ")
-    assert "(0 added, 0 removed); saved for backward: " in text
-    lines = {line.split()[0]: line for line in text.splitlines()[3:] if line.strip()}
+    assert "(0 added, 0 removed)\nsaved for backward: " in text
+    lines = {line.split()[0]: line for line in text.splitlines()[4:] if line.strip()}
     assert lines["h.1"].rstrip().split()[-2].startswith("-")  # "-141.2 KiB"
     assert "wte" not in lines  # unchanged modules are not shown
 
@@ -122,8 +122,8 @@ def test_the_same_graph_has_no_difference() -> None:
     assert diff.nodes == []
     assert all(row.change == 0 for row in diff.modules)
     assert str(diff).splitlines() == [
-        f"nodes: {diff.nodes_before} -> {diff.nodes_after} (0 added, 0 removed); "
-        "saved for backward: 160 B -> 160 B (0 B)"
+        f"nodes: {diff.nodes_before} -> {diff.nodes_after} (0 added, 0 removed)",
+        "saved for backward: 160 B -> 160 B (0 B)",
     ]
 
 

@@ -118,7 +118,7 @@
   var CHAR = D.box[0], H = D.box[1], GX = D.box[2], GY = D.box[3], MAXC = D.box[4];
   var open = new Uint8Array(I);
   var count = new Float64Array(I), bytes = new Float64Array(I);
-  var selected = -1, hits = null;
+  var selected = -1, hits = null, matched = 0;
   var view = { x: 0, y: 0, s: 1 };
   var nodeBytes = function (n) {
     var t = 0, rows = savedOf(n);
@@ -285,7 +285,7 @@
     }
     for (b = 0; b < m; b++) port.appendChild(box(g.boxes[b], x[b], y[b], w[b]));
     shown = g; placed = { x: x, y: y, w: w, width: full, height: rows.length * (H + GY) };
-    status.textContent = m + " boxes shown, " + N + " nodes";
+    status.textContent = m + " boxes shown, " + N + " nodes" + (hits ? "; " + matched + " match" : "");
     apply();
   }
   function box(rep, x, y, w) {
@@ -442,7 +442,7 @@
           li.appendChild(b); results.appendChild(li);
         }
       }
-      status.textContent = found + " nodes match";
+      matched = found;
     }
     draw();
   });
