@@ -109,6 +109,8 @@ def test_the_view_renders_offline_and_passes_axe(
     tops = [f"{row[2]} {row[3]}" for row in data["items"][: data["tops"]]]
     assert sorted(labels(frame)) == sorted(tops)
     assert frame.locator("#an-search").is_visible()
+    # recorded without anomaly mode: the panel says what the view cannot tell
+    assert "cannot tell" in frame.locator("#an-details").inner_text()
     frame.locator("#an-canvas g.an-box").first.click()  # the details panel
     frame.locator("#an-search").fill(data["kinds"][0])  # results and hits
     no_requests(visit, framed)

@@ -659,6 +659,7 @@ def to_html(
             "box": [_CHAR, _HEIGHT, _GAP_X, _GAP_Y, _MAX_CHARS],
             "spread": _SPREAD,
             "tops": len(view.first),
+            "anomaly": view.anomaly,  # else: which nodes a backward made is unknown
             "items": tree.rows,
             **nodes,
         }

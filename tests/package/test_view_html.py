@@ -405,3 +405,16 @@ def test_diff_argument_errors() -> None:
     wrong = diff_graphs(other, other, other_trace, other_trace)
     with pytest.raises(ValueError, match=r"must be diff_graphs\(\.\.\., after\) of th"):
         to_html(loss, modules=trace, diff=wrong)  # type: ignore[arg-type]
+
+
+def test_nodes_a_create_graph_backward_made_are_marked_or_said_unknown() -> None:
+    x = torch.ones(2, requires_grad=True)
+    (plain,) = torch.autograd.grad((x * x).sum(), x, create_graph=True)
+    with torch.autograd.set_detect_anomaly(True):
+        (recorded,) = torch.autograd.grad((x * x).sum(), x, create_graph=True)
+    unknown, known = _data(to_html(plain)), _data(to_html(recorded))
+    note = "made by a create_graph=True backward"
+    assert unknown["anomaly"] is False
+    assert not any(note in str(item[4]) for item in unknown["items"])
+    assert known["anomaly"] is True
+    assert any(note in str(item[4]) for item in known["items"])

@@ -372,6 +372,7 @@
     if (selected < 0) {
       side.appendChild(el("h2", {}, "Details"));
       side.appendChild(el("p", {}, "Click a box to open it (a module, a fold or one call of a fold) and to see what it saved."));
+      if (!D.anomaly) side.appendChild(el("p", { class: "an-muted" }, "Which nodes a create_graph=True backward made: cannot tell here (torch records it only under torch.autograd.set_detect_anomaly(True))."));
       if (DF) legend();
       return;
     }
