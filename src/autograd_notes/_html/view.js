@@ -63,16 +63,16 @@
   document.documentElement.lang = LANG === "zh" ? "zh-CN" : "en";
   function say(key) { // UI[LANG][key], {0}, {1} ... replaced by the arguments after key
     var args = arguments;
-    return UI[LANG][key].replace(/\{(\d)\}/g, function (_, d) { return args[+d + 1]; });
+    return UI[LANG][key].replace(/\{(\d)\}/g, function (_, d) { return args[+d + 1]; }).replace("整个模型 的", "整个模型的");
   }
   // The notes the Python side writes (view.fold_summary, group_summary, marks), in Chinese.
   var ZH_NOTES = [[/the model/g, "整个模型"], [/^parameters$/, "参数"], [/^module: /, "模块："], [/^fold: /, "折叠："],
     [/calls ([\d,]+)\u2013([\d,]+) of ([^,]*)/, "$3 的第 $1\u2013$2 次调用"], [/([\d,]+) calls/, "$1 次调用"],
-    [/([\d,]+) nodes? each/, "每次调用 $1 个节点"], [/([\d,]+) (AccumulateGrad )?nodes?/, function (_, k, a) { return k + " 个 " + (a || "") + "节点"; }],
-    [/(\d+) more kinds?/, "另有 $1 种"], [/; ([\d,]+) lea(f|ves)$/, "；$1 个叶子"],
+    [/([\d,]+) nodes? each/, "每次调用 $1 个节点"], [/([\d,]+) (AccumulateGrad )?nodes?/, function (_, k, a) { return k + (a ? " 个 " + a : " 个") + "节点"; }],
+    [/(\d+) more kinds?/, "另有 $1 种类型"], [/; ([\d,]+) lea(f|ves)$/, "；$1 个叶子"],
     [/torch\.compile region: internals hidden/, "torch.compile 区域：内部不可见"],
     [/custom autograd\.Function/, "自定义 autograd.Function"],
-    [/made by a create_graph=True backward/, "由 create_graph=True 的反向传播生成"], [/; /g, "；"], [/, /g, "，"]];
+    [/made by a create_graph=True backward/, "由 create_graph=True 的反向传播生成"], [/; /g, "；"], [/, /g, "，"], [/模型 的/, "模型的"]];
   var ZH_NAMES = [[/^grad_fn of (.*)$/, "$1 的 grad_fn"], [/^leaf: /, "叶子："]]; // labels.outputs_text, short_leaf
   function local(text, rules) { // a Python-made title, note or name in the reader's language
     if (LANG === "en" || !text) return text;
