@@ -245,7 +245,8 @@ def reloaded(page: Page, frame: Frame) -> Frame:
     handle = page.locator(VIEW).first.element_handle()
     again = handle.content_frame() if handle else None
     assert again is not None, "the view's iframe has no document"
-    again.wait_for_function("() => document.documentElement.lang !== 'en'")
+    changed = "() => document.documentElement.lang !== 'en'"
+    again.wait_for_function(changed, timeout=10_000)
     again.wait_for_selector("#an-canvas g.an-box")
     return again
 
@@ -284,7 +285,8 @@ def test_the_view_speaks_chinese_to_a_chinese_browser(
     assert boxes(frame) == before
     frame.locator("#an-canvas g.an-fold").first.press("Enter")
     assert boxes(frame) == opened
-    frame.locator("#an-canvas g.an-box:not(.an-fold):not(.an-group)").last.press("Enter")
+    node = "#an-canvas g.an-box:not(.an-fold):not(.an-group)"
+    frame.locator(node).last.press("Enter")
     left += english_left(frame)  # a node's details: saved tensors, path
     # the search finds every node of a kind, in Chinese
     data = frame.evaluate(DATA_JS)
