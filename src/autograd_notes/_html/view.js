@@ -239,7 +239,8 @@
     var change = changeOf(r);
     return itemText(r) + (change ? say("saved", change) : "") + (news[r] ? say("news", commas(news[r])) : "");
   }
-  function width(text) { return Math.min(text.length, MAXC) * CHAR + 16; }
+  function cols(text) { return text.replace(/[\u2e80-\u9fff\uff00-\uffef]/g, "  ").length; } // CJK: 2 columns
+  function width(text) { return Math.min(cols(text), MAXC) * CHAR + 16; }
 
   // Which box shows each item (-2: the item is open, its children show).
   function repsOfItems() {
@@ -373,7 +374,9 @@
     g.appendChild(t);
     g.appendChild(svgEl("rect", { x: x, y: y, width: w, height: H, rx: 4 }));
     var s = svgEl("text", { x: x + 8, y: y + 18 });
-    s.textContent = text.length <= MAXC ? text : text.slice(0, MAXC - 1) + "\u2026";
+    var cut = text;
+    while (cols(cut) > MAXC - (cut === text ? 0 : 1)) cut = cut.slice(0, -1);
+    s.textContent = cut === text ? text : cut + "\u2026";
     g.appendChild(s);
     g.addEventListener("click", function () { choose(rep, true); });
     g.addEventListener("keydown", function (ev) {
