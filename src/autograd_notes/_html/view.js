@@ -17,7 +17,7 @@
       status: "{0} boxes shown, {1} nodes", match: "; {0} match", model: "the model",
       callsOf: "calls {0}\u2013{1} of {2}", range: "{0}\u2013{1}", ncalls: "{0} calls", callOf: "{0} (call {1})",
       callNote: "call: {0} nodes", isNew: "  + new", saved: "  saved {0}", news: "  +{0} new",
-      outside: "outside the model", inside: "in {0}", atCall: ", call {0}", more: "and {0} more",
+      row: "- {0} \u00d7{1} ({2})", outside: "outside the model", inside: "in {0}", atCall: ", call {0}", more: "and {0} more",
       before: "Compared with the graph before",
       counts: "nodes: {0} -> {1} ({2} added, {3} removed); saved for backward: {4} -> {5} ({6})",
       legend: "On the boxes: \u201csaved -1.5 MiB\u201d is the change in the bytes a module saves for backward; \u201c+ new\u201d marks a node added (dashed outline), \u201c+3 new\u201d the added nodes inside a box.",
@@ -38,7 +38,7 @@
       status: "显示 {0} 个框，共 {1} 个节点", match: "；{0} 个匹配", model: "整个模型",
       callsOf: "{2} 的第 {0}\u2013{1} 次调用", range: "{0}\u2013{1}", ncalls: "{0} 次调用", callOf: "{0}（第 {1} 次调用）",
       callNote: "一次调用：{0} 个节点", isNew: "  + 新增", saved: "  保存 {0}", news: "  +{0} 新增",
-      outside: "模型之外", inside: "在 {0} 中", atCall: "，第 {0} 次调用", more: "另有 {0} 个",
+      row: "- {0} \u00d7{1}（{2}）", outside: "模型之外", inside: "在 {0} 中", atCall: "，第 {0} 次调用", more: "另有 {0} 个",
       before: "与之前的计算图相比",
       counts: "节点：{0} -> {1}（新增 {2}，移除 {3}）；为反向传播保存：{4} -> {5}（{6}）",
       legend: "框上的\u201c保存 -1.5 MiB\u201d是模块为反向传播保存的字节数的变化；\u201c+ 新增\u201d标出新增的节点（虚线边框），\u201c+3 新增\u201d是框内新增的节点数。",
@@ -416,7 +416,7 @@
     var ul = el("ul", {});
     rows.slice(0, 50).forEach(function (r) {
       var where = r[0] === null ? say("outside") : say("inside", r[0] || say("model"));
-      ul.appendChild(el("li", {}, "- " + r[2] + " \u00d7" + commas(r[3]) + " (" + where + (r[1] === null ? "" : say("atCall", r[1])) + ")"));
+      ul.appendChild(el("li", {}, say("row", r[2], commas(r[3]), where + (r[1] === null ? "" : say("atCall", r[1])))));
     });
     if (rows.length > 50) ul.appendChild(el("li", {}, say("more", commas(rows.length - 50))));
     return ul;
