@@ -200,3 +200,125 @@ def test_the_view_fits_a_phone(browser: Any, url: str) -> None:
         no_requests(visit, framed)
     finally:
         context.close()
+
+
+# The interface words of the view's English table that its Chinese table does
+# not hold too (code such as create_graph=True, units, keys) and that no label
+# of this graph holds (node kinds, module paths, names); then every one of
+# them that the page shows as interface text: any text but the boxes' own
+# (``#an-canvas text``), every aria-label, title and placeholder.
+ENGLISH_JS = r"""() => {
+  const v = window.anView;
+  const words = s => (String(s).match(/[A-Za-z][A-Za-z0-9_]+/g) || [])
+    .map(w => w.toLowerCase());
+  const zh = new Set(Object.values(v.ui.zh).flatMap(words));
+  const names = [...v.kinds, ...Object.values(v.names)];
+  v.items.forEach(r => names.push(r[2], r[5] || ""));
+  for (let n = 0; n < v.kind.length; n++) names.push(v.module(n) || "");
+  const label = new Set(names.flatMap(words));
+  const english = new Set(Object.values(v.ui.en).flatMap(words)
+    .filter(w => !zh.has(w) && !label.has(w)));
+  const texts = [];
+  const walk = document.createTreeWalker(document.documentElement, 4);  // text
+  for (let t; (t = walk.nextNode());) {
+    const skip = t.parentElement.closest("script, style, noscript, #an-canvas text");
+    if (!skip) texts.push(t.data);
+  }
+  for (const e of document.querySelectorAll("[aria-label], [title], [placeholder]")) {
+    for (const a of ["aria-label", "title", "placeholder"]) {
+      if (e.hasAttribute(a)) texts.push(e.getAttribute(a));
+    }
+  }
+  const found = texts.flatMap(
+    t => words(t).filter(w => english.has(w)).map(w => `${w}: ${t}`));
+  return {lang: document.documentElement.lang, words: english.size, found: found};
+}"""
+UI_JS = "() => window.anView.ui"
+
+
+def reloaded(page: Page, frame: Frame) -> Frame:
+    """``frame`` (the view) loaded again. Chromium runs a sandboxed iframe in a
+    process of its own, and Playwright's locale reaches that process only after
+    the frame's first scripts ran (they saw English); a reader's browser has
+    one language list throughout, which a reload of the frame gives here."""
+    frame.evaluate("() => location.reload()")
+    handle = page.locator(VIEW).first.element_handle()
+    again = handle.content_frame() if handle else None
+    assert again is not None, "the view's iframe has no document"
+    changed = "() => document.documentElement.lang !== 'en'"
+    again.wait_for_function(changed, timeout=10_000)
+    again.wait_for_selector("#an-canvas g.an-box")
+    return again
+
+
+def english_left(frame: Frame) -> list[str]:
+    """The English interface words the view shows (``word: text``); its lang."""
+    result = frame.evaluate(ENGLISH_JS)
+    assert result["lang"] == "zh-CN", result["lang"]
+    assert result["words"] > 40, result  # the table's words, not a few
+    found: list[str] = result["found"]
+    return found
+
+
+@pytest.mark.editions("zh_CN")
+@pytest.mark.parametrize("page_name", PAGES[:1])
+def test_the_view_speaks_chinese_to_a_chinese_browser(
+    new_context: webcheck.ContextFactory, url: str
+) -> None:
+    context = new_context(color_scheme="light", locale="zh-CN")
+    page, frame, visit, framed = open_view(context, url)
+    frame = reloaded(page, frame)
+    ui = frame.evaluate(UI_JS)
+    assert ui["en"].keys() == ui["zh"].keys()
+    left = english_left(frame)
+    assert "cannot tell" not in frame.locator("#an-details").inner_text()
+    assert ui["zh"]["heading"] in frame.locator("#an-details").inner_text()
+    problems = webcheck.axe_problems(frame)  # type: ignore[arg-type]
+    # a fold opens (its notes, its calls), and its Close button closes it
+    before = boxes(frame)
+    frame.locator("#an-canvas g.an-fold").first.click()
+    opened = boxes(frame)
+    assert opened > before, (before, opened)
+    left += english_left(frame)
+    close = ui["zh"]["closeThis"].replace("{0}", ui["zh"]["fold"])
+    frame.locator("#an-details button", has_text=close).click()
+    assert boxes(frame) == before
+    frame.locator("#an-canvas g.an-fold").first.press("Enter")
+    assert boxes(frame) == opened
+    node = "#an-canvas g.an-box:not(.an-fold):not(.an-group)"
+    frame.locator(node).last.press("Enter")
+    left += english_left(frame)  # a node's details: saved tensors, path
+    # the search finds every node of a kind, in Chinese
+    data = frame.evaluate(DATA_JS)
+    kind = data["kinds"][-1]
+    count = data["kind"].count(len(data["kinds"]) - 1)
+    frame.locator("#an-search").fill(kind)
+    results = frame.locator("#an-results button").all_inner_texts()
+    assert len(results) == min(count, 50) > 0
+    assert all(kind in text for text in results), results
+    status = frame.locator("[role=status]").inner_text()
+    assert status.endswith(ui["zh"]["match"].replace("{0}", str(count))), status
+    frame.locator("#an-results button").first.click()
+    assert frame.locator("#an-canvas g.an-selected").count() == 1
+    left += english_left(frame)
+    problems += webcheck.axe_problems(frame)  # type: ignore[arg-type]
+    assert not left, "\n".join(dict.fromkeys(left))
+    assert not problems, "\n".join(problems)
+    frame.get_by_role("button", name=ui["zh"]["closeAll"]).click()
+    assert boxes(frame) == before
+    no_requests(visit, framed)
+
+
+@pytest.mark.editions("zh_CN")
+@pytest.mark.parametrize("page_name", PAGES[:1])
+def test_the_view_speaks_english_to_an_english_browser(
+    new_context: webcheck.ContextFactory, url: str
+) -> None:
+    context = new_context(color_scheme="light", locale="en-US")
+    _, frame, visit, framed = open_view(context, url)
+    result = frame.evaluate(ENGLISH_JS)
+    assert result["lang"] == "en"
+    assert "cannot tell" in frame.locator("#an-details").inner_text()
+    assert frame.get_by_role("button", name="Close all").is_visible()
+    assert len(result["found"]) > 20, result  # the same check sees English
+    no_requests(visit, framed)

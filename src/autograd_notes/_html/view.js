@@ -8,6 +8,80 @@
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("an-data").textContent);
+  // The interface in the reader's language: navigator.languages, the first
+  // entry that is Chinese or English ("zh..." -> Chinese); {0}, {1}: values.
+  var UI = {
+    en: { title: "Backward graph", search: "Search kind or module ", example: "e.g. Addmm or h.3.mlp",
+      closeAll: "Close all", fit: "Fit", canvas: "graph: drag or arrows to pan, wheel or + and - to zoom, 0 to fit",
+      graph: "backward graph", details: "details", results: "search results", open: " (press Enter to open)",
+      status: "{0} boxes shown, {1} nodes", match: "; {0} match", model: "the model",
+      callsOf: "calls {0}\u2013{1} of {2}", range: "{0}\u2013{1}", ncalls: "{0} calls", callOf: "{0} (call {1})",
+      callNote: "call: {0} nodes", isNew: "  + new", saved: "  saved {0}", news: "  +{0} new",
+      row: "- {0} \u00d7{1} ({2})", outside: "outside the model", inside: "in {0}", atCall: ", call {0}", more: "and {0} more",
+      before: "Compared with the graph before",
+      counts: "nodes: {0} -> {1} ({2} added, {3} removed); saved for backward: {4} -> {5} ({6})",
+      legend: "On the boxes: \u201csaved -1.5 MiB\u201d is the change in the bytes a module saves for backward; \u201c+ new\u201d marks a node added (dashed outline), \u201c+3 new\u201d the added nodes inside a box.",
+      removed: "Nodes removed", removedHere: "Nodes removed here",
+      byModule: "saved by {0} (all its calls): {1} before, {2} now ({3}); nodes {4} -> {5}",
+      addedIn: "{0} nodes added inside (marked + new)", heading: "Details",
+      hint: "Click a box to open it (a module, a fold or one call of a fold) and to see what it saved.",
+      anomaly: "Which nodes a create_graph=True backward made: cannot tell here (torch records it only under torch.autograd.set_detect_anomaly(True)).",
+      path: "module path: {0}", sum: "{0} nodes; saved by them: {1} (summed per node, shared storages counted at each)",
+      closeThis: "Close this {0}", module: "module", fold: "fold", call: "call", calls: "group of calls", run: "run",
+      nodeOf: "node {0} of {1} of {2}, in fold {3}", madeOutside: "made outside the model", names: "names: {0}",
+      added: "added: its module's call has more nodes of this kind than before (they are alike: the last made are marked + new)",
+      cols: "saved|shape|dtype|bytes", none: "saves no tensor (or backward freed them)", close: "Close {0}",
+      found: "{0} in {1}" },
+    zh: { title: "反向计算图", search: "按节点类型或模块搜索 ", example: "例如 Addmm 或 h.3.mlp",
+      closeAll: "全部收起", fit: "适应窗口", canvas: "计算图：拖动或方向键平移，滚轮或 + 和 - 缩放，0 适应窗口",
+      graph: "计算图", details: "详情", results: "搜索结果", open: "（按 Enter 展开）",
+      status: "显示 {0} 个框，共 {1} 个节点", match: "；{0} 个匹配", model: "整个模型",
+      callsOf: "{2} 的第 {0}\u2013{1} 次调用", range: "{0}\u2013{1}", ncalls: "{0} 次调用", callOf: "{0}（第 {1} 次调用）",
+      callNote: "一次调用：{0} 个节点", isNew: "  + 新增", saved: "  保存 {0}", news: "  +{0} 新增",
+      row: "- {0} \u00d7{1}（{2}）", outside: "模型之外", inside: "在 {0} 中", atCall: "，第 {0} 次调用", more: "另有 {0} 个",
+      before: "与之前的计算图相比",
+      counts: "节点：{0} -> {1}（新增 {2}，移除 {3}）；为反向传播保存：{4} -> {5}（{6}）",
+      legend: "框上的\u201c保存 -1.5 MiB\u201d是模块为反向传播保存的字节数的变化；\u201c+ 新增\u201d标出新增的节点（虚线边框），\u201c+3 新增\u201d是框内新增的节点数。",
+      removed: "移除的节点", removedHere: "此处移除的节点",
+      byModule: "{0} 保存的（所有调用）：之前 {1}，现在 {2}（{3}）；节点 {4} -> {5}",
+      addedIn: "内部新增 {0} 个节点（标为 + 新增）", heading: "详情",
+      hint: "点击一个框即可展开它（模块、折叠或折叠中的一次调用），并查看它保存了什么。",
+      anomaly: "哪些节点由 create_graph=True 的反向传播生成：此处无法判断（torch 只在 torch.autograd.set_detect_anomaly(True) 下记录这一点）。",
+      path: "模块路径：{0}", sum: "{0} 个节点；它们保存的：{1}（按节点相加，共享的存储在每个节点都计入）",
+      closeThis: "收起这个{0}", module: "模块", fold: "折叠", call: "调用", calls: "调用组", run: "节点组",
+      nodeOf: "{2} 的 {1} 个节点中的第 {0} 个，属于折叠 {3}", madeOutside: "在模型之外生成", names: "名称：{0}",
+      added: "新增：它所在模块的这次调用中此类节点比之前多（它们相同：最后生成的标为 + 新增）",
+      cols: "保存的张量|形状|数据类型|字节", none: "没有保存张量（或反向传播已释放它们）", close: "收起 {0}",
+      found: "{0}（在 {1} 中）" }
+  };
+  var LANG = "en";
+  (navigator.languages || [navigator.language || ""]).some(function (l) {
+    l = String(l).toLowerCase();
+    if (l.indexOf("zh") === 0) LANG = "zh";
+    return l.indexOf("zh") === 0 || l.indexOf("en") === 0;
+  });
+  document.documentElement.lang = LANG === "zh" ? "zh-CN" : "en";
+  function say(key) { // UI[LANG][key], {0}, {1} ... replaced by the arguments after key
+    var args = arguments;
+    return UI[LANG][key].replace(/\{(\d)\}/g, function (_, d) { return args[+d + 1]; }).replace("整个模型 的", "整个模型的");
+  }
+  // The notes the Python side writes (view.fold_summary, group_summary, marks), in Chinese.
+  var ZH_NOTES = [[/the model/g, "整个模型"], [/^parameters$/, "参数"], [/^module: /, "模块："], [/^fold: /, "折叠："],
+    [/calls ([\d,]+)\u2013([\d,]+) of ([^,]*)/, "$3 的第 $1\u2013$2 次调用"], [/([\d,]+) calls/, "$1 次调用"],
+    [/([\d,]+) nodes? each/, "每次调用 $1 个节点"], [/([\d,]+) (AccumulateGrad )?nodes?/, function (_, k, a) { return k + (a ? " 个 " + a : " 个") + "节点"; }],
+    [/(\d+) more kinds?/, "另有 $1 种类型"], [/; ([\d,]+) lea(f|ves)$/, "；$1 个叶子"],
+    [/torch\.compile region: internals hidden/, "torch.compile 区域：内部不可见"],
+    [/custom autograd\.Function/, "自定义 autograd.Function"],
+    [/made by a create_graph=True backward/, "由 create_graph=True 的反向传播生成"], [/; /g, "；"], [/, /g, "，"], [/模型 的/, "模型的"]];
+  var ZH_NAMES = [[/^grad_fn of (.*)$/, "$1 的 grad_fn"], [/^leaf: /, "叶子："]]; // labels.outputs_text, short_leaf
+  function local(text, rules) { // a Python-made title, note or name in the reader's language
+    if (LANG === "en" || !text) return text;
+    (rules || ZH_NOTES).forEach(function (r) { text = text.replace(r[0], r[1]); });
+    return text;
+  }
+  D.items.forEach(function (row) { row[3] = local(row[3]); row[4] = local(row[4]); });
+  D.folds.forEach(function (f) { f.subs.forEach(function (s) { s[2] = local(s[2]); s[3] = local(s[3]); }); });
+  if (D.title === UI.en.title) document.title = D.title = say("title");
   var NS = (function () { // the SVG namespace, as the HTML parser gives it
     var d = document.createElement("div");
     d.innerHTML = "<svg></svg>";
@@ -57,20 +131,20 @@
   });
   function rangeItem(f, parent, lo, hi) {
     var first = pathText(f.at[lo]), last = pathText(f.at[hi - 1]);
-    var what = first === last ? "calls " + commas(f.call[lo]) + "\u2013" + commas(f.call[hi - 1]) + " of " + (first || "the model")
-      : (first || "the model") + "\u2013" + (last || "the model");
-    return [parent, "calls", "", what, commas(hi - lo) + " calls", null];
+    var what = first === last ? say("callsOf", commas(f.call[lo]), commas(f.call[hi - 1]), first || say("model"))
+      : say("range", first || say("model"), last || say("model"));
+    return [parent, "calls", "", what, say("ncalls", commas(hi - lo)), null];
   }
   function addCall(f, parent, j) {
     var at = f.at[j], path = D.paths[at], seen = pathText(at), call = items.length;
     f.callItem[j] = call;
-    items.push([parent, "call", "", (seen || "the model") + " (call " + commas(f.call[j]) + ")",
-                "call: " + commas(f.m) + " nodes", path]);
+    items.push([parent, "call", "", say("callOf", seen || say("model"), commas(f.call[j])),
+                say("callNote", commas(f.m)), path]);
     f.subs.forEach(function (s) {
       items.push([s[0] < 0 ? call : call + 1 + s[0], s[1], "", seen + s[2], s[3], path + s[4]]);
     });
   }
-  var I = items.length;
+  var I = items.length, text = {};
   var kindOf = new Int32Array(N), owner = new Int32Array(N);
   var starts = new Int32Array(N + 1), inputs = new Int32Array(E);
   for (n = 0, k = 0; n < R; n++) {
@@ -93,10 +167,9 @@
     }
   });
   // The decoded data, for tests and the console: every node, every item.
-  window.anView = { tops: D.tops, items: items, kinds: D.kinds, kind: kindOf, owner: owner,
+  window.anView = { ui: UI, names: text, tops: D.tops, items: items, kinds: D.kinds, kind: kindOf, owner: owner,
                     starts: starts, inputs: inputs, module: moduleOf, saved: savedOf };
-  var text = {};
-  D.names.forEach(function (x) { text[x[0]] = x[1]; });
+  D.names.forEach(function (x) { text[x[0]] = local(x[1], ZH_NAMES); });
   function foldOf(n) { // [fold, call, position] of a node in a fold, or null
     for (var i = D.folds.length - 1; i >= 0; i--) {
       var f = D.folds[i];
@@ -162,11 +235,12 @@
   function expandable(i) { return items[i][1] !== "node"; }
   function itemText(i) { return (items[i][2] ? items[i][2] + " " : "") + items[i][3]; }
   function repText(r) { // a node in a fold has no walk index of its own
-    if (r >= I) return (r - I < R ? "[" + walk[r - I] + "] " : "") + kindName(r - I) + (added[r - I] ? "  + new" : "");
+    if (r >= I) return (r - I < R ? "[" + walk[r - I] + "] " : "") + kindName(r - I) + (added[r - I] ? say("isNew") : "");
     var change = changeOf(r);
-    return itemText(r) + (change ? "  saved " + change : "") + (news[r] ? "  +" + commas(news[r]) + " new" : "");
+    return itemText(r) + (change ? say("saved", change) : "") + (news[r] ? say("news", commas(news[r])) : "");
   }
-  function width(text) { return Math.min(text.length, MAXC) * CHAR + 16; }
+  function cols(text) { return text.replace(/[\u2e80-\u9fff\uff00-\uffef]/g, "  ").length; } // CJK: 2 columns
+  function width(text) { return Math.min(cols(text), MAXC) * CHAR + 16; }
 
   // Which box shows each item (-2: the item is open, its children show).
   function repsOfItems() {
@@ -234,20 +308,20 @@
   var app = el("div", { id: "an-app" });
   var bar = el("header", { id: "an-bar" });
   bar.appendChild(el("h1", {}, D.title));
-  var label = el("label", { for: "an-search" }, "Search kind or module ");
-  var search = el("input", { id: "an-search", type: "search", placeholder: "e.g. Addmm or h.3.mlp" });
+  var label = el("label", { for: "an-search" }, say("search"));
+  var search = el("input", { id: "an-search", type: "search", placeholder: say("example") });
   label.appendChild(search);
   bar.appendChild(label);
-  var closeAll = el("button", { type: "button" }, "Close all");
-  var fit = el("button", { type: "button" }, "Fit");
+  var closeAll = el("button", { type: "button" }, say("closeAll"));
+  var fit = el("button", { type: "button" }, say("fit"));
   bar.appendChild(closeAll); bar.appendChild(fit);
   var status = el("span", { class: "an-muted", role: "status" });
   bar.appendChild(status);
-  var main = el("main", { id: "an-canvas", tabindex: "0", "aria-label": "graph: drag or arrows to pan, wheel or + and - to zoom, 0 to fit" });
-  var svg = svgEl("svg", { role: "group", "aria-label": "backward graph" });
+  var main = el("main", { id: "an-canvas", tabindex: "0", "aria-label": say("canvas") });
+  var svg = svgEl("svg", { role: "group", "aria-label": say("graph") });
   var port = svgEl("g", {});
   svg.appendChild(port); main.appendChild(svg);
-  var side = el("aside", { id: "an-details", "aria-label": "details" });
+  var side = el("aside", { id: "an-details", "aria-label": say("details") });
   app.appendChild(bar); app.appendChild(main); app.appendChild(side);
   document.body.appendChild(app);
 
@@ -285,7 +359,7 @@
     }
     for (b = 0; b < m; b++) port.appendChild(box(g.boxes[b], x[b], y[b], w[b]));
     shown = g; placed = { x: x, y: y, w: w, width: full, height: rows.length * (H + GY) };
-    status.textContent = m + " boxes shown, " + N + " nodes" + (hits ? "; " + matched + " match" : "");
+    status.textContent = say("status", m, N) + (hits ? say("match", matched) : "");
     apply();
   }
   function box(rep, x, y, w) {
@@ -294,13 +368,15 @@
     if (rep >= I && added[rep - I]) cls += " an-added";
     if (rep === selected) cls += " an-selected";
     if (hits && hits.has(rep)) cls += " an-hit";
-    var more = rep < I && expandable(rep) ? " (press Enter to open)" : "";
+    var more = rep < I && expandable(rep) ? say("open") : "";
     var g = svgEl("g", { class: cls, tabindex: "0", role: "button", "aria-label": text + more });
     var t = svgEl("title", {}); t.textContent = text + (rep < I && items[rep][4] ? "\n" + items[rep][4] : "");
     g.appendChild(t);
     g.appendChild(svgEl("rect", { x: x, y: y, width: w, height: H, rx: 4 }));
     var s = svgEl("text", { x: x + 8, y: y + 18 });
-    s.textContent = text.length <= MAXC ? text : text.slice(0, MAXC - 1) + "\u2026";
+    var cut = text;
+    while (cols(cut) > MAXC - (cut === text ? 0 : 1)) cut = cut.slice(0, -1);
+    s.textContent = cut === text ? text : cut + "\u2026";
     g.appendChild(s);
     g.addEventListener("click", function () { choose(rep, true); });
     g.addEventListener("keydown", function (ev) {
@@ -339,18 +415,18 @@
   function removedList(rows) {
     var ul = el("ul", {});
     rows.slice(0, 50).forEach(function (r) {
-      var where = r[0] === null ? "outside the model" : "in " + (r[0] || "the model");
-      ul.appendChild(el("li", {}, "- " + r[2] + " \u00d7" + commas(r[3]) + " (" + where + (r[1] === null ? "" : ", call " + r[1]) + ")"));
+      var where = r[0] === null ? say("outside") : say("inside", r[0] || say("model"));
+      ul.appendChild(el("li", {}, say("row", r[2], commas(r[3]), where + (r[1] === null ? "" : say("atCall", r[1])))));
     });
-    if (rows.length > 50) ul.appendChild(el("li", {}, "and " + commas(rows.length - 50) + " more"));
+    if (rows.length > 50) ul.appendChild(el("li", {}, say("more", commas(rows.length - 50))));
     return ul;
   }
   function legend() {
-    side.appendChild(el("h2", {}, "Compared with the graph before"));
-    side.appendChild(el("p", {}, "nodes: " + commas(DF.nodes[0]) + " -> " + commas(DF.nodes[1]) + " (" + commas(DF.nodes[2]) + " added, " + commas(DF.nodes[3]) + " removed); saved for backward: " + DF.saved[0] + " -> " + DF.saved[1] + " (" + DF.saved[2] + ")"));
-    side.appendChild(el("p", {}, "On the boxes: \u201csaved -1.5 MiB\u201d is the change in the bytes a module saves for backward; \u201c+ new\u201d marks a node added (dashed outline), \u201c+3 new\u201d the added nodes inside a box."));
+    side.appendChild(el("h2", {}, say("before")));
+    side.appendChild(el("p", {}, say("counts", commas(DF.nodes[0]), commas(DF.nodes[1]), commas(DF.nodes[2]), commas(DF.nodes[3]), DF.saved[0], DF.saved[1], DF.saved[2])));
+    side.appendChild(el("p", {}, say("legend")));
     if (DF.removed.length) {
-      side.appendChild(el("h3", {}, "Nodes removed"));
+      side.appendChild(el("h3", {}, say("removed")));
       side.appendChild(removedList(DF.removed));
     }
   }
@@ -361,18 +437,18 @@
     else if (items[i][5] !== null) paths.push(items[i][5]);
     paths.forEach(function (path) {
       var m = DF.modules[path];
-      if (m) side.appendChild(el("p", {}, "saved by " + (path || "the model") + " (all its calls): " + m[0] + " before, " + m[1] + " now (" + m[2] + "); nodes " + commas(m[3]) + " -> " + commas(m[4])));
+      if (m) side.appendChild(el("p", {}, say("byModule", path || say("model"), m[0], m[1], m[2], commas(m[3]), commas(m[4]))));
     });
     var gone = DF.removed.filter(function (r) { return paths.indexOf(r[0]) >= 0; });
-    if (gone.length) { side.appendChild(el("h3", {}, "Nodes removed here")); side.appendChild(removedList(gone)); }
-    if (news[i]) side.appendChild(el("p", {}, commas(news[i]) + " nodes added inside (marked + new)"));
+    if (gone.length) { side.appendChild(el("h3", {}, say("removedHere"))); side.appendChild(removedList(gone)); }
+    if (news[i]) side.appendChild(el("p", {}, say("addedIn", commas(news[i]))));
   }
   function details() {
     while (side.firstChild) side.removeChild(side.firstChild);
     if (selected < 0) {
-      side.appendChild(el("h2", {}, "Details"));
-      side.appendChild(el("p", {}, "Click a box to open it (a module, a fold or one call of a fold) and to see what it saved."));
-      if (!D.anomaly) side.appendChild(el("p", { class: "an-muted" }, "Which nodes a create_graph=True backward made: cannot tell here (torch records it only under torch.autograd.set_detect_anomaly(True))."));
+      side.appendChild(el("h2", {}, say("heading")));
+      side.appendChild(el("p", {}, say("hint")));
+      if (!D.anomaly) side.appendChild(el("p", { class: "an-muted" }, say("anomaly")));
       if (DF) legend();
       return;
     }
@@ -381,24 +457,24 @@
       var it = items[selected];
       side.appendChild(el("h2", {}, itemText(selected)));
       if (it[4]) side.appendChild(el("p", {}, it[4]));
-      if (it[5] !== null) side.appendChild(el("p", {}, "module path: " + (it[5] || "the model")));
-      side.appendChild(el("p", {}, count[selected] + " nodes; saved by them: " + fmtBytes(bytes[selected]) + " (summed per node, shared storages counted at each)"));
+      if (it[5] !== null) side.appendChild(el("p", {}, say("path", it[5] || say("model"))));
+      side.appendChild(el("p", {}, say("sum", count[selected], fmtBytes(bytes[selected]))));
       if (DF) changes(selected);
-      if (open[selected]) side.appendChild(closeButton(selected, "Close this " + (it[1] === "calls" ? "group of calls" : it[1])));
+      if (open[selected]) side.appendChild(closeButton(selected, say("closeThis", say(it[1]))));
       up = it[0];
     } else {
       var n = selected - I, w = n < R ? null : foldOf(n);
       side.appendChild(el("h2", {}, repText(selected)));
-      if (w) side.appendChild(el("p", {}, "node " + commas(w[2] + 1) + " of " + commas(w[0].m) + " of " + itemText(w[0].callItem[w[1]]) + ", in fold " + itemText(w[0].item)));
+      if (w) side.appendChild(el("p", {}, say("nodeOf", commas(w[2] + 1), commas(w[0].m), itemText(w[0].callItem[w[1]]), itemText(w[0].item))));
       var path = moduleOf(n);
-      side.appendChild(el("p", {}, path === null ? "made outside the model" : "module path: " + (path || "the model")));
-      if (text[n]) side.appendChild(el("p", {}, "names: " + text[n]));
-      if (added[n]) side.appendChild(el("p", {}, "added: its module's call has more nodes of this kind than before (they are alike: the last made are marked + new)"));
+      side.appendChild(el("p", {}, path === null ? say("madeOutside") : say("path", path || say("model"))));
+      if (text[n]) side.appendChild(el("p", {}, say("names", text[n])));
+      if (added[n]) side.appendChild(el("p", {}, say("added")));
       var rows = savedOf(n);
       if (rows.length) {
         var table = el("table", {});
         var head = el("tr", {});
-        ["saved", "shape", "dtype", "bytes"].forEach(function (h) { head.appendChild(el("th", { scope: "col" }, h)); });
+        say("cols").split("|").forEach(function (h) { head.appendChild(el("th", { scope: "col" }, h)); });
         table.appendChild(head);
         rows.forEach(function (row, k) {
           var tr = el("tr", {});
@@ -410,16 +486,16 @@
         });
         side.appendChild(table);
       } else {
-        side.appendChild(el("p", {}, "saves no tensor (or backward freed them)"));
+        side.appendChild(el("p", {}, say("none")));
       }
       up = owner[n];
     }
     var chain = up >= 0 ? ancestors(up) : [];
-    chain.forEach(function (a) { if (open[a]) side.appendChild(closeButton(a, "Close " + itemText(a))); });
+    chain.forEach(function (a) { if (open[a]) side.appendChild(closeButton(a, say("close", itemText(a)))); });
   }
 
   // -- Search ---------------------------------------------------------------
-  var results = el("ol", { id: "an-results", "aria-label": "search results" });
+  var results = el("ol", { id: "an-results", "aria-label": say("results") });
   bar.appendChild(results);
   function reveal(n) {
     var o = owner[n];
@@ -438,7 +514,7 @@
         if (kind.toLowerCase().indexOf(q) < 0 && path.toLowerCase().indexOf(q) < 0) continue;
         hits.add(repOf(r, n)); found++;
         if (found <= 50) {
-          var li = el("li", {}), b = el("button", { type: "button" }, repText(I + n) + (path ? " in " + path : ""));
+          var li = el("li", {}), b = el("button", { type: "button" }, path ? say("found", repText(I + n), path) : repText(I + n));
           b.addEventListener("click", reveal.bind(null, n));
           li.appendChild(b); results.appendChild(li);
         }
