@@ -41,8 +41,8 @@ def invalidate(app: Sphinx, config: Config) -> None:
     """New torch, package, pin or conf.py: re-execute; new extension: re-read."""
     srcdir = Path(app.srcdir)
     root, cache = srcdir.parent, Path(config.nb_execution_cache_path)
-    executed = [*sorted((root / "src").rglob("*.py")), root / "constraints.txt"]
-    executed.append(srcdir / "conf.py")
+    package = sorted((root / "src" / "autograd_notes").rglob("*[!c]"))  # not .pyc
+    executed = [*package, root / "constraints.txt", srcdir / "conf.py"]
     shaping = sorted((srcdir / "_ext").glob("*.py"))
     shaping += sorted((srcdir / "_templates").glob("*.html"))
     for folder in config.locale_dirs:
