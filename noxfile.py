@@ -145,5 +145,7 @@ def compat(session: nox.Session) -> None:
 @nox.session(python=PYTHON, default=False)
 def bench(session: nox.Session) -> None:
     """Speed and memory benchmarks, printed as ratios against references."""
-    install(session, "-e", ".[docs]", "torchviz")
+    # bench_compare.py: torchviz and TorchLens side by side with to_html, and
+    # our page timed in Debian's Chromium through Playwright.
+    install(session, "-e", ".[docs]", "torchviz", "torchlens", "playwright")
     session.run("python", "bench/run.py", *session.posargs)
