@@ -46,8 +46,11 @@ class GraphHtml:
     """The page :func:`.to_html` made: ``.html`` (the file), ``.svg`` (static).
 
     Jupyter, JupyterLab, VS Code and Colab show it through
-    :meth:`_repr_html_` (in an ``iframe``, so its script stays its own).
+    :meth:`._repr_html_` (in an ``iframe``, so its script stays its own).
     """
+
+    html: str
+    svg: str
 
     def __init__(self, page: str, svg: str) -> None:
         self.html = page

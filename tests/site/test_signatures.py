@@ -332,7 +332,7 @@ def differences(kind: str, fullname: str, dt: Tag, dd: Tag) -> list[str]:
     params = str(sig)
     if kind == "class" and not sig.parameters:
         params = ""  # Sphinx shows a class without "()"
-    prename = f"{PACKAGE}." if owner is None else ""
+    prename = "" if owner is not None else fullname.rsplit(".", 1)[0] + "."
     want = f"{kind_marker(kind, raw)}{prename}{name}{params}"
     if line != want:
         problems.append(f"{where}: shows {line!r}, not {want!r}")
