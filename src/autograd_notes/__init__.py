@@ -39,7 +39,7 @@ landing page shows the command that installs it, ``pip install
 networkx, for :func:`.draw_graph`).
 """
 
-from autograd_notes.diff import diff_graphs
+from autograd_notes.diff import GraphDiff, ModuleChange, NodeChange, diff_graphs
 from autograd_notes.dot import render_dot, to_dot
 from autograd_notes.drawing import draw_graph
 from autograd_notes.expect import expect_error, expect_warning
@@ -62,19 +62,38 @@ from autograd_notes.masks import (
     mask_from_indices,
     random_mask,
 )
-from autograd_notes.memory import saved_memory
+from autograd_notes.memory import (
+    CallRow,
+    ModuleRow,
+    NodeRow,
+    NotCounted,
+    SavedMemory,
+    StorageRow,
+    saved_memory,
+)
 from autograd_notes.text import format_graph
-from autograd_notes.trace import ModuleTrace, track_modules
-from autograd_notes.view_html import to_html
+from autograd_notes.trace import Calls, ModuleTrace, track_modules
+from autograd_notes.view_html import GraphHtml, to_html
 from autograd_notes.walk import free_graph, walk_graph
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CallRow",
+    "Calls",
     "FrozenReport",
+    "GraphDiff",
+    "GraphHtml",
     "MaskedLinear",
     "MaskedLinearFunction",
+    "ModuleChange",
+    "ModuleRow",
     "ModuleTrace",
+    "NodeChange",
+    "NodeRow",
+    "NotCounted",
+    "SavedMemory",
+    "StorageRow",
     "__version__",
     "apply_mask",
     "check_mask",

@@ -8,7 +8,7 @@ shown, with the layered layout ``draw_graph`` uses, ported to JavaScript
 (no library: it is small, and the package stays one thing to audit). The
 page fetches nothing; the same bytes come out on every run; a static SVG
 of the top level stands in without JavaScript (``<noscript>``, and
-:attr:`GraphHtml.svg` for a PDF).
+:attr:`.GraphHtml.svg` for a PDF).
 """
 
 from __future__ import annotations

@@ -149,6 +149,20 @@ def _valid_calls() -> dict[str, tuple[Callable[..., object], dict[str, object]]]
     graph |= {"collapse": True, "modules": None, "depth": None, "fold": True}
     return {
         "FrozenReport": (an.FrozenReport, {}),
+        "SavedMemory": (an.SavedMemory, {}),
+        "NodeRow": (an.NodeRow, dict.fromkeys(RECORDS["NodeRow"], 0)),
+        "ModuleRow": (an.ModuleRow, dict.fromkeys(RECORDS["ModuleRow"], 0)),
+        "CallRow": (an.CallRow, dict.fromkeys(RECORDS["CallRow"], 0)),
+        "StorageRow": (an.StorageRow, dict.fromkeys(RECORDS["StorageRow"], 0)),
+        "NotCounted": (an.NotCounted, dict.fromkeys(RECORDS["NotCounted"], 0)),
+        "NodeChange": (an.NodeChange, dict.fromkeys(RECORDS["NodeChange"], 0)),
+        "ModuleChange": (an.ModuleChange, dict.fromkeys(RECORDS["ModuleChange"], 0)),
+        "GraphDiff": (
+            an.GraphDiff,
+            {"before": an.SavedMemory(), "after": an.SavedMemory()},
+        ),
+        "GraphHtml": (an.GraphHtml, {"page": "<p>", "svg": "<svg></svg>"}),
+        "Calls": (an.Calls, {key: [] for key in RECORDS["Calls"]}),
         "MaskedLinear": (
             an.MaskedLinear,
             {"in_features": 4, "out_features": 3, "mask": mask},
@@ -249,6 +263,30 @@ def _valid_calls() -> dict[str, tuple[Callable[..., object], dict[str, object]]]
     }
 
 
+# The plain records the package returns (rows, diffs, pages), with their fields:
+# made by the package, never checked, like FrozenReport.
+RECORDS = {
+    "NodeRow": ["index", "kind", "module", "call", "activations", "parameters",
+                "buffers", "shared", "not_counted"],
+    "ModuleRow": ["path", "calls", "nodes", "activations", "parameters", "buffers"],
+    "CallRow": ["path", "call", "nodes", "total"],
+    "StorageRow": ["kind", "name", "nbytes", "node", "saves", "shape", "dtype",
+                   "device"],
+    "NotCounted": ["node", "attribute", "reason"],
+    "NodeChange": ["module", "call", "kind", "before", "after"],
+    "ModuleChange": ["path", "nodes_before", "nodes_after", "bytes_before",
+                     "bytes_after"],
+    "Calls": ["paths", "call_index", "parents", "threads"],
+}  # fmt: skip
+RECORD_MAKERS = [
+    *[(n, "saved_memory") for n in ("SavedMemory", "NodeRow", "ModuleRow")],
+    *[(n, "saved_memory") for n in ("CallRow", "StorageRow", "NotCounted")],
+    *[(n, "diff_graphs") for n in ("GraphDiff", "NodeChange", "ModuleChange")],
+    ("GraphHtml", "to_html"),
+    ("Calls", "ModuleTrace.calls"),
+]
+
+
 class _Wrong:
     """A value no argument of the package accepts."""
 
@@ -259,6 +297,7 @@ class _Wrong:
 # Arguments that take any value by design, with the reason.
 ANY_VALUE = {
     ("FrozenReport", "*"): "a plain record of numbers, built by frozen_report",
+    **{(name, "*"): f"a plain record, built by {by}" for name, by in RECORD_MAKERS},
 }
 
 

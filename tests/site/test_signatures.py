@@ -61,6 +61,7 @@ PACKAGE = autograd_notes.__name__
 AUTODOC = re.compile(
     r"^\s*\.\. auto(?:function|class|method|attribute)::\s+([^\s(]+)", re.M
 )
+CURRENT = re.compile(r"^\.\. currentmodule::\s+(\S+)")
 
 
 def api_pages() -> list[Path]:
@@ -75,12 +76,19 @@ def api_pages() -> list[Path]:
 
 
 def directive_targets() -> set[str]:
-    """Every object an ``auto*::`` directive of those pages names."""
-    return {
-        f"{PACKAGE}.{name.removeprefix(PACKAGE + '.')}"
-        for page in api_pages()
-        for name in AUTODOC.findall(page.read_text())
-    }
+    """Every object an ``auto*::`` directive of those pages names, in the
+    module the last ``currentmodule::`` before it sets (a full path as is)."""
+    targets = set()
+    for page in api_pages():
+        module = PACKAGE
+        for line in page.read_text().splitlines():
+            if found := CURRENT.match(line):
+                module = found.group(1)
+            elif found := AUTODOC.match(line):
+                name = found.group(1)
+                full = name.startswith(PACKAGE + ".")
+                targets.add(name if full else f"{module}.{name}")
+    return targets
 
 
 @pytest.fixture(scope="module")
