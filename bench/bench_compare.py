@@ -181,10 +181,13 @@ def torchlens_child(model: nn.Module, x: torch.Tensor, out: Path) -> None:
 # -- the parent: run the children, print the table ---------------------------
 
 
-def run_child(tool: str, kind: str, out: Path) -> dict[str, Any]:
-    """What a child reported; ``stopped`` if it measured for over TIMEOUT s."""
+def run_child(
+    tool: str, kind: str, out: Path, script: str = __file__
+) -> dict[str, Any]:
+    """What a child (``script --child tool kind out``) reported; ``stopped``
+    if it measured for over TIMEOUT s."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    args = [sys.executable, __file__, "--child", tool, kind, str(out)]
+    args = [sys.executable, script, "--child", tool, kind, str(out)]
     log = out.with_suffix(".stderr")
     with log.open("w") as errors:
         proc = subprocess.Popen(

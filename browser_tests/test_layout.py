@@ -251,6 +251,9 @@ def test_wide_table_scrolls_in_its_box_with_the_cue(
             context, webcheck.page_url(broken_url, "en", path)
         )
         wrapper = page.locator(".table-scroll:has(code)").last
+        # The fade's opacity has a CSS transition: read it once it is over
+        # (read mid-way on a loaded machine, it was 0.705616).
+        webcheck.settle(page)
         opacity = "(el, side) => getComputedStyle(el, side).opacity"
         assert wrapper.evaluate(opacity, "::after") == "1"
         assert wrapper.evaluate(opacity, "::before") == "0"
@@ -314,12 +317,14 @@ def test_screenshots_at_390(
             context, webcheck.page_url(base_url, edition, path)
         )
         stem = f"{edition}-{path.replace('/', '-').removesuffix('.html')}"
-        page.screenshot(path=folder / f"{stem}-top.png")
+        page.screenshot(path=folder / f"{stem}-top.png", animations="disabled")
         for index, selector in enumerate(SCREENSHOTS[path]):
             element = page.locator(selector).first
             element.scroll_into_view_if_needed()
             page.evaluate("() => window.scrollBy(0, -60)")
-            page.screenshot(path=folder / f"{stem}-{index + 1}.png")
+            page.screenshot(
+                path=folder / f"{stem}-{index + 1}.png", animations="disabled"
+            )
         assert visit.problems() == []
         assert layout(page, WIDTHS["phone"])["page"] == []
     finally:

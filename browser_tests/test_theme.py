@@ -31,6 +31,7 @@ def test_dark_mode_switch(
 
     choose_mode(page, "dark")
     page.wait_for_selector("html[data-theme=dark]")
+    webcheck.settle(page)  # a colour that transitions is read once it is over
     assert page.evaluate(BACKGROUND) != light, "the page did not get darker"
 
     # The choice is remembered on the next page.

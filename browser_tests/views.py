@@ -180,7 +180,9 @@ LAYOUT_JS = r"""
 
 
 def layout(page: Page, width: int) -> dict[str, Any]:
-    """The layout report of the loaded ``page`` (``width``: its viewport's)."""
+    """The layout report of the loaded ``page`` (``width``: its viewport's),
+    once its transitions have finished (the table fade's opacity is read)."""
+    webcheck.settle(page)
     result: dict[str, Any] = page.evaluate(
         LAYOUT_JS, {"width": width, "printed": PRINTED, "desktop": DESKTOP}
     )

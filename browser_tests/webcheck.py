@@ -348,13 +348,30 @@ def axe_source() -> str:
     )
 
 
-SETTLE_JS = """() => Promise.all(document.getAnimations()
-  .filter(a => a.effect && a.effect.getComputedTiming().iterations !== Infinity)
-  .map(a => a.finished.catch(() => null)))"""
+# Each round lets the next frame run first (a script may start a transition
+# from requestAnimationFrame), then waits for every animation running then:
+# CSS transitions and animations, on pseudo-elements too (::before, ::after),
+# which document.getAnimations() lists. Endless ones (a spinner) and paused
+# ones never finish and are not waited for; nor is a frame in a hidden page,
+# which draws none. Rounds go on (50 at most) while finishing one starts another.
+SETTLE_JS = """async () => {
+  const frame = () => new Promise(done => document.hidden
+    ? done() : requestAnimationFrame(() => done()));
+  for (let round = 0; round < 50; round++) {
+    await frame();
+    const running = document.getAnimations().filter(a =>
+      a.playState === 'running' && a.effect
+      && a.effect.getComputedTiming().iterations !== Infinity);
+    if (running.length === 0) return;
+    await Promise.all(running.map(a => a.finished.catch(() => null)));
+  }
+}"""
 
 
 def settle(page: Page) -> None:
-    """Wait for running CSS transitions (e.g. after a colour-mode change)."""
+    """Wait until no CSS transition or animation is running (after a page
+    loads, a colour-mode change, a scroll that moves a fade): read a value
+    that animates only after this, never mid-way."""
     page.evaluate(SETTLE_JS)
 
 

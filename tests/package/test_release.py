@@ -379,6 +379,12 @@ CTRL_C_IN_DEL = """
 import os, signal, sys, weakref
 from autograd_notes import _release
 
+# Python's own Ctrl-C handler, whatever this process inherited: a job that a
+# non-interactive shell starts in the background (`nox -s tests &`, nohup,
+# many CI runners) inherits SIGINT ignored, and Python then leaves it
+# ignored, so os.kill(SIGINT) below would raise no KeyboardInterrupt.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 probe = torch.full((1,), 2.0)
 y = torch.ones(1, requires_grad=True) * probe  # the last node to go keeps it
 for _ in range(3_000):

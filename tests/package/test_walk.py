@@ -330,6 +330,11 @@ def test_ctrl_c_during_a_walk_comes_after_it_and_the_graph_frees_safely(
     from autograd_notes import walk as walk_module
     from autograd_notes import walk_graph
 
+    # Python's own Ctrl-C handler, whatever this process inherited: a job that
+    # a non-interactive shell starts in the background (`nox -s tests &`,
+    # nohup, many CI runners) inherits SIGINT ignored, and Python then leaves
+    # it ignored, so os.kill(SIGINT) below would raise no KeyboardInterrupt.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     FOUND = gc.isenabled(), gc.get_threshold()
     y = torch.ones(1, requires_grad=True)
     for _ in range(100_000):
