@@ -9,7 +9,8 @@ graph as :func:`.format_graph` prints it. The static SVG for print is an
 ``<img hidden>``, so it leaves no text behind. The frame's colour scheme
 follows the page's theme (JupyterLab, the site's theme, VS Code), and the
 view says how tall it wants to be (``postMessage``, a number); the small
-script in the output sets the frame's height from it.
+script in the output sets the frame's height from it and tells the view
+the theme.
 """
 
 from __future__ import annotations
@@ -46,17 +47,29 @@ _STYLE = (
     + ",".join(f"{s} .autograd-notes-frame" for s in _LIGHT)
     + "{color-scheme:light}"
 )
-# The height the view asks for (view.js posts it after each draw), from its
-# own frame only, as a number: at least 240 px, at most 90% of the window
-# (600 px if that is less); the first answer sets it, later ones only grow it.
-_SIZE = (
+# Beside the frame (a trusted output runs it): the height the view asks for
+# (view.js posts it after each draw), from its own frame only, as a number:
+# at least 240 px, at most 90% of the window (600 px if that is less); the
+# first answer sets it, later ones only grow it. In reply, and whenever the
+# page's theme changes, the frame's color-scheme (set by _STYLE from the
+# theme) is posted to the view: a frame without allow-same-origin cannot
+# read its parent, and Chromium's prefers-color-scheme inside it does not
+# follow the frame's color-scheme.
+_SCRIPT = (
     "(function(){var s=document.currentScript,f=s&&s.parentNode.querySelector("
-    '"iframe.autograd-notes-frame"),set=0;if(!f)return;'
+    '"iframe.autograd-notes-frame"),set=0,o;if(!f)return;'
+    "function tell(){if(!f.isConnected){o.disconnect();return;}"
+    "var c=getComputedStyle(f).colorScheme;"
+    'if(f.contentWindow&&(c==="dark"||c==="light"))'
+    'f.contentWindow.postMessage({"autograd-notes-scheme":c},"*");}'
+    "o=new MutationObserver(tell);"
+    "[document.documentElement,document.body].forEach(function(n){"
+    "o.observe(n,{attributes:true});});"
     'addEventListener("message",function(e){'
     'var h=e.data&&e.data["autograd-notes-height"];'
     'if(e.source!==f.contentWindow||typeof h!=="number"||!(h>0))return;'
     "h=Math.round(Math.min(Math.max(h,240),Math.max(600,innerHeight*.9)));"
-    'if(!set||h>f.offsetHeight)f.style.height=h+"px";set=1;});})();'
+    'if(!set||h>f.offsetHeight)f.style.height=h+"px";set=1;tell();});})();'
 )
 
 
@@ -86,9 +99,10 @@ def notebook_html(page: str, svg: str, text: str) -> str:
         'sandbox="allow-scripts" '
         'style="width:100%;height:600px;border:1px solid #8888" '
         'title="backward graph"></iframe>'
-        f'<img class="autograd-notes-static" hidden alt="backward graph, top level" '
+        f'<img class="autograd-notes-static" hidden style="display:none" '
+        'alt="backward graph, top level" '
         f'src="data:image/svg+xml;base64,{picture}">'
         f'<div class="autograd-notes-fallback"><p>{html.escape(HINT)}</p>'
         f"<pre>{html.escape(text)}</pre></div>"
-        f"<script>{_SIZE}</script></div>"
+        f"<script>{_SCRIPT}</script></div>"
     )

@@ -311,7 +311,7 @@ def test_printed_the_notebook_output_shows_the_static_svg() -> None:
     page = to_html(loss, modules=trace)  # type: ignore[arg-type]
     shown = page._repr_html_()
     static = re.search(
-        r'<img class="autograd-notes-static" hidden alt="[^"]*" '
+        r'<img class="autograd-notes-static" hidden style="display:none" alt="[^"]*" '
         r'src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]*)">',
         shown,
     )

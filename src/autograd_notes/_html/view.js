@@ -61,6 +61,16 @@
     return l.indexOf("zh") === 0 || l.indexOf("en") === 0;
   });
   document.documentElement.lang = LANG === "zh" ? "zh-CN" : "en";
+  // Light or dark: the notebook's theme where the script beside the frame
+  // says it (_notebook.py), else the reader's (prefers-color-scheme).
+  var told = false, dark = window.matchMedia ? matchMedia("(prefers-color-scheme: dark)") : null;
+  function scheme(s) { document.documentElement.setAttribute("data-scheme", s); }
+  scheme(dark && dark.matches ? "dark" : "light");
+  if (dark && dark.addEventListener) dark.addEventListener("change", function () { if (!told) scheme(dark.matches ? "dark" : "light"); });
+  window.addEventListener("message", function (ev) {
+    var s = ev.source === window.parent && ev.data && ev.data["autograd-notes-scheme"];
+    if (s === "dark" || s === "light") { told = true; scheme(s); }
+  });
   function say(key) { // UI[LANG][key], {0}, {1} ... replaced by the arguments after key
     var args = arguments;
     return UI[LANG][key].replace(/\{(\d)\}/g, function (_, d) { return args[+d + 1]; }).replace("整个模型 的", "整个模型的");
