@@ -14,7 +14,14 @@ from torch.autograd.graph import Node
 from autograd_notes._checks import check_bool
 from autograd_notes.labels import Names, leaf_text, no_graph_text, visible
 from autograd_notes.trace import ModuleTrace
-from autograd_notes.view import Parts, build_view, check_args, entry_parts, saved_lines
+from autograd_notes.view import (
+    Parts,
+    View,
+    build_view,
+    check_args,
+    entry_parts,
+    saved_lines,
+)
 from autograd_notes.walk import runs_no_user_code
 
 __all__ = ["format_graph"]
@@ -126,6 +133,20 @@ def format_graph(
         return no_graph_text(root, index)
 
     view = build_view(node, index, collapse, modules, depth, fold)
+    return "\n".join(
+        tree_lines(view, index, show_saved=show_saved, show_retained=show_retained)
+    )
+
+
+def tree_lines(
+    view: View,
+    names: Names,
+    *,
+    show_saved: bool = False,
+    show_retained: bool = False,
+    most: int | None = None,
+) -> list[str]:
+    """The lines of :func:`format_graph` for ``view``; the first ``most`` only."""
     lines: list[str] = []
     emit = lines.append
     printed = [False] * len(view.first)
@@ -133,7 +154,7 @@ def format_graph(
     max_width = 3 * _MAX_INDENT
     # (entry, text before the entry, prefix for the lines under it)
     stack: list[tuple[int, str, str]] = [(0, "", "")]
-    while stack:
+    while stack and (most is None or len(lines) < most):
         e, lead, under = stack.pop()
         if printed[e]:  # a back-reference names the entry, nothing more
             group = view.group[e]
@@ -142,8 +163,8 @@ def format_graph(
             emit(f"{lead}-> [{ref}] {base} (see above)")
             continue
         printed[e] = True
-        parts = entry_parts(view, e, index, show_retained)
-        emit(f"{lead}[{view.node_id(e)}] " + _text_line(parts, index, grouped))
+        parts = entry_parts(view, e, names, show_retained)
+        emit(f"{lead}[{view.node_id(e)}] " + _text_line(parts, names, grouped))
         lines.extend(f"{under}    {line}" for line in saved_lines(view, e, show_saved))
         kids = view.inputs_of(e)
         if len(kids) == 1:
@@ -155,4 +176,4 @@ def format_graph(
             branch = "└─ " if pos == last else "├─ "
             bar = "   " if pos == last else "│  "
             stack.append((kids[pos], under + branch, under + bar if deeper else under))
-    return "\n".join(lines)
+    return lines if most is None else lines[:most]

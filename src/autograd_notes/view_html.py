@@ -26,6 +26,7 @@ import torch
 from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, type_name
+from autograd_notes._notebook import graph_text, notebook_html
 from autograd_notes.diff import GraphDiff
 from autograd_notes.fold import Fold, find_folds, fold_title, folds_to_depth
 from autograd_notes.labels import Names, format_bytes, outputs_text, short_leaf, visible
@@ -46,37 +47,30 @@ class GraphHtml:
     """The page :func:`.to_html` made: ``.html`` (the file), ``.svg`` (static).
 
     Jupyter, JupyterLab, VS Code and Colab show it through
-    :meth:`._repr_html_` (in an ``iframe``, so its script stays its own).
+    :meth:`._repr_html_` (in an ``iframe``, so its script stays its own);
+    ``repr`` and an untrusted notebook show ``.text``, the tree as
+    :func:`.format_graph` prints it.
     """
 
     html: str
     svg: str
+    text: str
 
-    def __init__(self, page: str, svg: str) -> None:
-        self.html = page
-        self.svg = svg
+    def __init__(self, page: str, svg: str, text: str) -> None:
+        self.html, self.svg, self.text = page, svg, text
+
+    def __repr__(self) -> str:
+        return self.text
 
     def _repr_html_(self) -> str:
         """The page in an ``iframe``; printed, or where no frame shows, the SVG.
 
         Class names start with ``autograd-notes-`` (no clash with a
         notebook's own); ``@media print`` swaps the frame for the SVG.
-        Without JavaScript the frame shows the SVG itself (``<noscript>``).
+        Where scripts and styles are dropped (an untrusted notebook), the
+        text tree and a line saying how to see the view (``_notebook``).
         """
-        source = html.escape(self.html, quote=True)
-        inline = self.svg.replace(f' xmlns="{_SVG_NS}"', "", 1)
-        return (
-            '<div class="autograd-notes-view"><style>'
-            ".autograd-notes-static{display:none}"
-            ".autograd-notes-static svg{max-width:100%;height:auto}"
-            "@media print{.autograd-notes-frame{display:none!important}"
-            ".autograd-notes-static{display:block!important}}</style>"
-            f'<iframe class="autograd-notes-frame" srcdoc="{source}" '
-            'sandbox="allow-scripts" '
-            'style="width:100%;height:600px;border:1px solid #ccc" '
-            'title="backward graph"></iframe>'
-            f'<div class="autograd-notes-static">{inline}</div></div>'
-        )
+        return notebook_html(self.html, self.svg, self.text)
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the page to ``path`` (UTF-8) and return it as a ``Path``."""
@@ -680,4 +674,5 @@ def to_html(
         f'<script type="application/json" id="an-data">{payload}</script>\n'
         f"<script>\n{_asset('view.js')}</script>\n</body>\n</html>\n"
     )
-    return GraphHtml(page, svg.replace("<svg ", f'<svg xmlns="{_SVG_NS}" ', 1))
+    svg = svg.replace("<svg ", f'<svg xmlns="{_SVG_NS}" ', 1)
+    return GraphHtml(page, svg, graph_text(view, index))

@@ -161,7 +161,10 @@ def _valid_calls() -> dict[str, tuple[Callable[..., object], dict[str, object]]]
             an.GraphDiff,
             {"before": an.SavedMemory(), "after": an.SavedMemory()},
         ),
-        "GraphHtml": (an.GraphHtml, {"page": "<p>", "svg": "<svg></svg>"}),
+        "GraphHtml": (
+            an.GraphHtml,
+            {"page": "<p>", "svg": "<svg></svg>", "text": "[0] SumBackward0"},
+        ),
         "Calls": (an.Calls, {key: [] for key in RECORDS["Calls"]}),
         "MaskedLinear": (
             an.MaskedLinear,

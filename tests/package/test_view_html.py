@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import base64
+import html
 import json
 import re
 from collections import Counter
@@ -10,6 +12,7 @@ import pytest
 import torch
 
 from autograd_notes import diff_graphs, format_graph, to_html, track_modules, walk_graph
+from autograd_notes._notebook import HINT, MOST_LINES
 from autograd_notes.view_html import GraphHtml
 
 from .gpt_model import GPT
@@ -308,28 +311,73 @@ def test_printed_the_notebook_output_shows_the_static_svg() -> None:
     page = to_html(loss, modules=trace)  # type: ignore[arg-type]
     shown = page._repr_html_()
     static = re.search(
-        r'<div class="autograd-notes-static">(<svg .*?</svg>)</div>', shown
+        r'<img class="autograd-notes-static" hidden style="display:none" alt="[^"]*" '
+        r'src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]*)">',
+        shown,
     )
     assert static is not None
-    assert static.group(1) == page.svg.replace(
-        ' xmlns="http://www.w3.org/2000/svg"', ""
-    )
+    assert base64.b64decode(static.group(1)).decode("utf-8") == page.svg
     css = re.search(r"<style>(.*?)</style>", shown)
     assert css is not None
-    assert ".autograd-notes-static{display:none}" in css.group(1)
+    assert ".autograd-notes-static,.autograd-notes-fallback{display:none}" in css.group(
+        1
+    )
     assert "@media print{.autograd-notes-frame{display:none!important}" in css.group(1)
+    assert ".autograd-notes-static{display:block!important}}" in css.group(1)
     # every class and selector is ours; nothing to fetch outside the page
-    assert set(
-        re.findall(
-            r'class="([^"]*)"', shown.split("<iframe")[0] + shown.split("</iframe>")[1]
-        )
-    ) <= {"autograd-notes-view", "autograd-notes-static"}
+    outside = shown.split("srcdoc=")[0] + shown.split("</iframe>")[1]
+    assert set(re.findall(r'class="([^"]*)"', outside)) <= {
+        "autograd-notes-view",
+        "autograd-notes-frame",
+        "autograd-notes-static",
+        "autograd-notes-fallback",
+    }
     assert all(
         c.startswith("autograd-notes-")
         for c in re.findall(r"\.([a-z-]+)\{", css.group(1))
     )
-    outside = shown.split("srcdoc=")[0] + shown.split("</iframe>")[1]
     assert "http" not in outside.lower()
+
+
+def _sanitized(markup: str) -> str:
+    """What a sanitiser (JupyterLab's untrusted output, GitHub's preview) leaves
+    to read: script, style and iframe dropped with their content, every other
+    tag (svg and its parts too) dropped but its text kept; one line per block."""
+    markup = re.sub(r"<(script|style|iframe)\b.*?</\1>", "", markup, flags=re.S)
+    markup = re.sub(r"</(p|pre|div)>", "\n", markup)
+    return html.unescape(re.sub(r"<[^>]*>", "", markup)).strip()
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_the_plain_text_and_an_untrusted_notebook_show_the_text_tree(
+    traced: bool,
+) -> None:
+    model, x = _stack()
+    with track_modules(model) as trace:
+        loss = model(x).square().sum()
+    options: dict[str, Any] = {"modules": trace} if traced else {}
+    names = dict(model.named_parameters())
+    page = to_html(loss, names=names, **options)
+    tree = format_graph(loss, names=names, depth=1 if traced else None, **options)
+    assert repr(page) == page.text == tree
+    left = _sanitized(page._repr_html_())
+    assert left == f"{HINT}\n{tree}"
+    # the text of the boxes once each, not the picture's title and label run together
+    first = tree.splitlines()[0]
+    assert left.count(first) == 1
+    assert "cell runs" in HINT
+    assert "trusted" in HINT
+
+
+def test_the_text_of_a_huge_view_is_cut_and_says_so() -> None:
+    x = torch.ones(2, requires_grad=True)
+    parts = [x * float(k) for k in range(MOST_LINES)]  # one branch per line
+    page = to_html(torch.stack(parts).sum(), collapse=False)
+    lines = page.text.splitlines()
+    full = format_graph(torch.stack(parts).sum(), collapse=False).splitlines()
+    assert len(full) > MOST_LINES == len(lines) - 1
+    assert lines[:-1] == full[:MOST_LINES]
+    assert lines[-1] == f"... (the first {MOST_LINES} lines: format_graph prints all)"
 
 
 class Step(torch.nn.Module):

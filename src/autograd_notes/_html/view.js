@@ -61,6 +61,16 @@
     return l.indexOf("zh") === 0 || l.indexOf("en") === 0;
   });
   document.documentElement.lang = LANG === "zh" ? "zh-CN" : "en";
+  // Light or dark: the notebook's theme where the script beside the frame
+  // says it (_notebook.py), else the reader's (prefers-color-scheme).
+  var told = false, dark = window.matchMedia ? matchMedia("(prefers-color-scheme: dark)") : null;
+  function scheme(s) { document.documentElement.setAttribute("data-scheme", s); }
+  scheme(dark && dark.matches ? "dark" : "light");
+  if (dark && dark.addEventListener) dark.addEventListener("change", function () { if (!told) scheme(dark.matches ? "dark" : "light"); });
+  window.addEventListener("message", function (ev) {
+    var s = ev.source === window.parent && ev.data && ev.data["autograd-notes-scheme"];
+    if (s === "dark" || s === "light") { told = true; scheme(s); }
+  });
   function say(key) { // UI[LANG][key], {0}, {1} ... replaced by the arguments after key
     var args = arguments;
     return UI[LANG][key].replace(/\{(\d)\}/g, function (_, d) { return args[+d + 1]; }).replace("整个模型 的", "整个模型的");
@@ -360,7 +370,14 @@
     for (b = 0; b < m; b++) port.appendChild(box(g.boxes[b], x[b], y[b], w[b]));
     shown = g; placed = { x: x, y: y, w: w, width: full, height: rows.length * (H + GY) };
     status.textContent = say("status", m, N) + (hits ? say("match", matched) : "");
-    apply();
+    apply(); askHeight();
+  }
+  // In a notebook's frame, the height the view wants: the bar, the graph at
+  // scale 1, the details where they sit below it (_notebook.py sets it).
+  function askHeight() {
+    if (window.parent === window) return;
+    var below = side.offsetTop > main.offsetTop ? side.offsetHeight : 0;
+    window.parent.postMessage({ "autograd-notes-height": bar.offsetHeight + placed.height + 60 + below }, "*");
   }
   function box(rep, x, y, w) {
     var text = repText(rep), kind = rep < I ? items[rep][1] : "n";
@@ -522,17 +539,28 @@
       matched = found;
     }
     draw();
+    if (fitted) doFit(); // the list of results took room from the graph
+    if (hits) showHit();
   });
+  function showHit() { // pan to the first box that holds a match, if it is out of sight
+    for (var b = 0; b < shown.boxes.length; b++) {
+      if (!hits.has(shown.boxes[b])) continue;
+      var s = view.s, left = placed.x[b] * s + view.x, top = placed.y[b] * s + view.y;
+      if (left < 0 || top < 0 || left + placed.w[b] * s > main.clientWidth || top + H * s > main.clientHeight) centre(shown.boxes[b]);
+      return;
+    }
+  }
   closeAll.addEventListener("click", function () { open.fill(0); selected = -1; draw(); details(); doFit(); });
 
   // -- Pan and zoom ---------------------------------------------------------
+  var fitted = false; // the view is as Fit left it: a new size fits it again
   function apply() { port.setAttribute("transform", "translate(" + view.x + " " + view.y + ") scale(" + view.s + ")"); }
   function doFit() {
     var bw = main.clientWidth || 800, bh = main.clientHeight || 600;
     var s = Math.min(1.5, bw / (placed.width + 40), bh / (placed.height + 40));
     view.s = Math.max(s, 0.05);
     view.x = (bw - placed.width * view.s) / 2; view.y = 20;
-    apply();
+    fitted = true; apply();
   }
   function centre(rep) {
     var b = shown.boxes.indexOf(rep);
@@ -540,12 +568,12 @@
     var bw = main.clientWidth || 800, bh = main.clientHeight || 600;
     view.x = bw / 2 - (placed.x[b] + placed.w[b] / 2) * view.s;
     view.y = bh / 2 - (placed.y[b] + H / 2) * view.s;
-    apply();
+    fitted = false; apply();
   }
   function zoom(f, cx, cy) {
     var s = Math.min(8, Math.max(0.02, view.s * f));
     view.x = cx - (cx - view.x) * (s / view.s); view.y = cy - (cy - view.y) * (s / view.s);
-    view.s = s; apply();
+    view.s = s; fitted = false; apply();
   }
   main.addEventListener("wheel", function (ev) {
     ev.preventDefault();
@@ -556,7 +584,7 @@
   svg.addEventListener("pointerdown", function (ev) { drag = [ev.clientX, ev.clientY, view.x, view.y]; });
   window.addEventListener("pointermove", function (ev) {
     if (!drag) return;
-    view.x = drag[2] + ev.clientX - drag[0]; view.y = drag[3] + ev.clientY - drag[1]; apply();
+    view.x = drag[2] + ev.clientX - drag[0]; view.y = drag[3] + ev.clientY - drag[1]; fitted = false; apply();
   });
   window.addEventListener("pointerup", function () { drag = null; });
   main.addEventListener("keydown", function (ev) {
@@ -569,10 +597,10 @@
     else if (ev.key === "-") return zoom(0.8, bw, bh);
     else if (ev.key === "0") return doFit();
     else return;
-    ev.preventDefault(); apply();
+    ev.preventDefault(); fitted = false; apply();
   });
   fit.addEventListener("click", doFit);
-  window.addEventListener("resize", doFit);
+  window.addEventListener("resize", function () { if (fitted) doFit(); });
 
   draw(); details(); doFit();
 })();
