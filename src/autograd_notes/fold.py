@@ -189,26 +189,29 @@ def _add_leaves(
 ) -> None:
     """Give each fold the parameter leaves its nodes reach first (walk order).
 
-    A leaf joins the fold of the first node, in walk order, that takes it
-    as an input, if its module is one of the fold's modules or inside one.
+    A leaf joins a fold if every node that takes it as an input is in that
+    fold (a leaf shared with nodes outside would draw a loop), and if its
+    module is one of the fold's modules or inside one.
     """
     nodes, starts, inputs = graph
     paths = [set(fold.paths) for fold in folds]
+    user_fold: dict[int, int] = {}  # leaf -> the fold of all its users, or -1
     for i in range(len(nodes)):
         f = fold_of[i]
+        for k in inputs[starts[i] : starts[i + 1]]:
+            if kinds[k] == LEAF and fold_of[k] < 0 and user_fold.setdefault(k, f) != f:
+                user_fold[k] = -1
+    for k, f in user_fold.items():
         if f < 0:
             continue
-        for k in inputs[starts[i] : starts[i + 1]]:
-            if fold_of[k] >= 0 or kinds[k] != LEAF:
-                continue
-            path = trace.path_of(nodes[k])
-            if path is None:
-                continue
-            parts = path.split(".") if path else []
-            prefixes = {".".join(parts[:n]) for n in range(len(parts) + 1)}
-            if prefixes & paths[f]:
-                fold_of[k] = f
-                folds[f].leaves.append(k)
+        path = trace.path_of(nodes[k])
+        if path is None:
+            continue
+        parts = path.split(".") if path else []
+        prefixes = {".".join(parts[:n]) for n in range(len(parts) + 1)}
+        if prefixes & paths[f]:
+            fold_of[k] = f
+            folds[f].leaves.append(k)
 
 
 def fold_title(fold: Fold) -> str:

@@ -150,6 +150,8 @@ def build_view(
         base = keys or [None] * len(fold_of)
         keys = [base[i] if f < 0 else f for i, f in enumerate(fold_of)]
         runs = [p if f < 0 else f for p, f in zip(runs or (), fold_of, strict=True)]
+    if keys is not None:
+        _own_shared_leaves(graph, kinds, keys)
     n = len(graph.nodes)
     # A run never crosses modules or folds: with a trace, its nodes share a path.
     heads = run_heads(graph, kinds, names, runs) if collapse else range(n)
@@ -158,6 +160,25 @@ def build_view(
     if len(heads) == n:
         return plain_view(graph, kinds, module_of, flags)
     return collapse_runs(graph, kinds, heads, module_of, flags)
+
+
+def _own_shared_leaves(
+    graph: Graph, kinds: list[str], keys: list[str | int | None]
+) -> None:
+    """Take out of its group each leaf that a node outside the group takes.
+
+    A leaf has no inputs; drawn inside one group but used from another, it
+    would add a link back into the group, and the view could loop.
+    """
+    _, starts, inputs = graph
+    grouped = {i for i, key in enumerate(keys) if key is not None and kinds[i] == LEAF}
+    if not grouped:
+        return
+    for i, key in enumerate(keys):
+        for k in inputs[starts[i] : starts[i + 1]]:
+            if k in grouped and keys[k] != key:
+                keys[k] = None
+                grouped.discard(k)
 
 
 def plain_view(

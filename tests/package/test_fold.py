@@ -14,7 +14,14 @@ from autograd_notes import (
 from autograd_notes.labels import index_names
 from autograd_notes.view import build_view
 
-from .helpers import dot_structure, drawn_labels, gpt_loss, lstm_loss
+from .helpers import (
+    dot_structure,
+    drawn_labels,
+    gpt_loss,
+    has_cycle,
+    lstm_loss,
+    text_edges,
+)
 
 
 class Scale(torch.nn.Module):
@@ -65,17 +72,47 @@ def test_an_lstm_cell_for_500_steps_is_a_handful_of_entries() -> None:
     assert len(walk_graph(loss)) == 7_505
     for depth in (1, None):
         text = entries(format_graph(loss, modules=trace, depth=depth))
-        assert len(text) <= (10 if depth == 1 else 20)
+        assert len(text) <= (10 if depth == 1 else 21)  # 21: the first step's 15
+        # nodes, the 4 parameters it shares with the fold, the sum and the fold
         folded = [line for line in text if "cell × 499" in line]
         assert len(folded) == 1
         assert "fold: calls 1–499 of cell, 15 nodes each" in folded[0]
     # The first step differs (its start state needs no gradient): on its own.
     depth1 = entries(format_graph(loss, modules=trace, depth=1))
-    assert [line.split("  ")[0] for line in depth1] == [
-        "[0] SumBackward0",
-        "[1] cell × 499",
-        "[2] cell",
+    assert [line.split("] ")[1].split("  ")[0] for line in depth1] == [
+        "SumBackward0",
+        "cell × 499",
+        "AccumulateGrad",  # the parameters: the fold's and the first step's
+        "cell",
+        "AccumulateGrad",
+        "AccumulateGrad",
+        "AccumulateGrad",
     ]
+
+
+def test_the_parameters_a_fold_shares_with_other_calls_draw_no_loop(
+    close_figures: None,
+) -> None:
+    """The first step's call uses the fold's parameters: they stay outside the fold."""
+    trace, loss = lstm_loss(500, learned_start=False)
+    for depth in (1, None):
+        text = format_graph(loss, modules=trace, depth=depth)
+        assert "cell × 499" in text
+        assert not has_cycle(text_edges(text)), text
+        nodes, edges = dot_structure(to_dot(loss, modules=trace, depth=depth))
+        assert not has_cycle([(int(a[1:]), int(b[1:])) for a, b in edges])
+        assert len(nodes) == len(entries(text))
+        view = build_view(loss.grad_fn, index_names(None, "t"), True, trace, depth)
+        links = [(e, k) for e in range(len(view.first)) for k in view.inputs_of(e)]
+        assert not has_cycle(links)
+        [fold] = view.folds.values()
+        assert fold.leaves == []  # shared with the first step: not the fold's
+    assert "4 leaves" not in format_graph(loss, modules=trace, depth=1)
+    # Used by the fold's calls alone, the parameters are the fold's.
+    trace, loss = lstm_loss(50, learned_start=True)
+    line = format_graph(loss, modules=trace).split("\n")[1]
+    assert line.startswith("[1] cell × 50  (fold: calls 0–49 of cell")
+    assert line.endswith("; 4 leaves)")
 
 
 def test_a_few_thousand_calls_of_one_structure_are_one_fold() -> None:

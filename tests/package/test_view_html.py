@@ -14,7 +14,7 @@ from autograd_notes.view_html import GraphHtml
 
 from .gpt_model import GPT
 from .gpt_model import gpt_loss as gpt_model_loss
-from .helpers import gpt_loss, lstm_loss
+from .helpers import gpt_loss, has_cycle, lstm_loss
 
 
 def _block() -> torch.nn.Module:
@@ -301,6 +301,24 @@ def test_lstm_500_steps_is_at_most_10_entries_and_a_long_run_is_one_fold() -> No
     trace, loss = lstm_loss(20, learned_start=True)
     small = to_html(loss, modules=trace).html
     assert len(page.html) - len(small) < 60
+
+
+def test_the_parameters_a_fold_shares_with_another_call_draw_no_loop() -> None:
+    """The top-level boxes link without a cycle: the first step's call and the
+    fold of the others use the same parameters, which are neither's."""
+    trace, loss = lstm_loss(500, learned_start=False)
+    data = _data(to_html(loss, modules=trace))
+    items = data["items"]
+    top = []
+    for o in data["owner"]:
+        while items[o][0] >= 0:
+            o = items[o][0]
+        top.append(o)
+    links = {(top[n], top[k]) for n, row in enumerate(data["inputs"]) for k in row}
+    assert not has_cycle([(a, b) for a, b in links if a != b])
+    assert [item[3] for item in items[: data["tops"]]][:3] == [
+        "SumBackward0", "cell × 499", "AccumulateGrad"
+    ]  # fmt: skip
 
 
 def test_printed_the_notebook_output_shows_the_static_svg() -> None:
