@@ -187,7 +187,7 @@ def _order(key: _Key) -> tuple[int, list[tuple[int, int | str]], int, str]:
     path, call, kind = key
     parts = [] if not path else path.split(".")
     natural: list[tuple[int, int | str]] = [
-        (0, int(p)) if p.isdigit() else (1, p) for p in parts
+        (0, int(p)) if p.isascii() and p.isdigit() else (1, p) for p in parts
     ]
     where = 2 if path is None else 0 if not parts else 1
     return where, natural, -1 if call is None else call, kind

@@ -417,7 +417,7 @@ def _natural(path: str | None) -> tuple[int, list[tuple[int, int | str]]]:
         return 2, []
     parts = path.split(".") if path else []
     return (0 if not parts else 1), [
-        (0, int(p)) if p.isdigit() else (1, p) for p in parts
+        (0, int(p)) if p.isascii() and p.isdigit() else (1, p) for p in parts
     ]
 
 

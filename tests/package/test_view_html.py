@@ -410,6 +410,20 @@ def test_the_diff_view_of_checkpointed_blocks_shows_each_block_saving_less() -> 
         assert data["diff"]["modules"][f"h.{k}"][2].startswith("-")
 
 
+def test_a_diff_of_modules_named_like_digits() -> None:
+    pages = []
+    for last in (torch.nn.Tanh(), torch.nn.Sigmoid()):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential()
+        model.add_module("²", torch.nn.Linear(2, 2))
+        model.add_module("2", last)
+        with track_modules(model) as trace:
+            pages.append((trace, model(torch.ones(1, 2)).sum()))
+    (tb, before), (ta, after) = pages
+    page = to_html(after, modules=ta, diff=diff_graphs(before, after, tb, ta))
+    assert "²" in _data(page)["paths"]
+
+
 def test_diff_argument_errors() -> None:
     loss, trace = _traced()
     other, other_trace = _two(False, False)
