@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from autograd_notes import diff_graphs, format_graph, to_html, track_modules, walk_graph
+from autograd_notes.labels import visible
 from autograd_notes.view_html import GraphHtml
 
 from .gpt_model import GPT
@@ -422,6 +423,41 @@ def test_a_diff_of_modules_named_like_digits() -> None:
     (tb, before), (ta, after) = pages
     page = to_html(after, modules=ta, diff=diff_graphs(before, after, tb, ta))
     assert "²" in _data(page)["paths"]
+
+
+def test_a_lone_surrogate_in_the_title_a_module_or_a_name_saves(
+    tmp_path: Path,
+) -> None:
+    """UTF-8 has no lone surrogate: it is escaped, as unprintables are shown."""
+    odd = "\ud800"
+    pages = []
+    for last in (torch.nn.Tanh(), torch.nn.Sigmoid()):
+        model = torch.nn.Sequential()
+        model.add_module("a" + odd, torch.nn.Linear(2, 2))
+        model.add_module("b", last)
+        with track_modules(model) as trace:
+            pages.append((trace, model(torch.ones(1, 2)).sum(), model))
+    (tb, before, _), (ta, after, model) = pages
+    diff = diff_graphs(before, after, tb, ta)
+    names = {"w" + odd: model[0].weight}
+    for kwargs in (
+        {"title": "t" + odd},
+        {"modules": ta},
+        {"names": names},
+        {"modules": ta, "diff": diff, "names": names, "title": odd},
+    ):
+        page = to_html(after, **kwargs)  # type: ignore[arg-type]
+        saved = page.save(tmp_path / "graph.html")
+        assert saved.read_text(encoding="utf-8") == page.html
+        assert page._repr_html_().encode("utf-8")
+        data = _data(page)
+        if "title" in kwargs:  # shown escaped, as names are
+            assert data["title"] == visible(str(kwargs["title"]))
+            assert data["title"].endswith("\\ud800")
+        if "modules" in kwargs:  # the path itself (a key), and how it shows
+            assert "a" + odd in data["paths"]
+            assert [data["paths"][k] for k, shown in data["shown"]] == ["a" + odd]
+            assert [shown for _, shown in data["shown"]] == ["a\\ud800"]
 
 
 def test_diff_argument_errors() -> None:
