@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.autograd.graph import Node
 
-from autograd_notes._checks import arg_error, type_name
+from autograd_notes._checks import arg_error, check_depth, type_name
 from autograd_notes.labels import format_bytes, visible
 from autograd_notes.memory import SavedMemory, saved_memory
 from autograd_notes.trace import ModuleTrace
@@ -86,6 +86,7 @@ class GraphDiff:
 
     def table(self, depth: int | None = None) -> str:
         """The diff as text; ``depth`` keeps modules at most that deep."""
+        check_depth(depth, "GraphDiff.table")
         return "\n".join(_lines(self, depth))
 
     def __str__(self) -> str:

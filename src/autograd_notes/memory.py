@@ -33,7 +33,7 @@ from torch.autograd.function import BackwardCFunction
 from torch.autograd.graph import Node
 
 from autograd_notes._checkpoint import checkpoint_frame, checkpoint_inputs, rng_states
-from autograd_notes._checks import arg_error, type_name
+from autograd_notes._checks import arg_error, check_depth, type_name
 from autograd_notes.labels import format_bytes, visible
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.walk import (
@@ -183,6 +183,7 @@ class SavedMemory:
 
     def table(self, depth: int | None = None) -> str:
         """The report as text; ``depth`` keeps modules at most that deep."""
+        check_depth(depth, "SavedMemory.table")
         return "\n".join(_table_lines(self, depth))
 
     def __str__(self) -> str:

@@ -21,7 +21,13 @@ from typing import NamedTuple
 import torch
 from torch.autograd.graph import Node
 
-from autograd_notes._checks import arg_error, check_bool, check_torch, type_name
+from autograd_notes._checks import (
+    arg_error,
+    check_bool,
+    check_depth,
+    check_torch,
+    type_name,
+)
 from autograd_notes.fold import Fold, find_folds, fold_title
 from autograd_notes.labels import Names, index_names, outputs_text, short_leaf, visible
 from autograd_notes.marks import node_marks, plain_kind, recorded
@@ -90,12 +96,9 @@ def check_args(
     if modules is not None and not isinstance(modules, ModuleTrace):
         expected = "a ModuleTrace (from track_modules()) or None"
         raise TypeError(arg_error(func, "modules", expected, type_name(modules)))
+    check_depth(depth, func)
     if depth is None:
         return node, index
-    if not isinstance(depth, int) or isinstance(depth, bool):
-        raise TypeError(arg_error(func, "depth", "an int or None", type_name(depth)))
-    if depth < 1:
-        raise ValueError(arg_error(func, "depth", "at least 1", depth))
     if modules is None:
         expected = (
             "None without 'modules' (record them with track_modules(model) "

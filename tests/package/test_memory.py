@@ -417,3 +417,26 @@ def _superscript_model(last: torch.nn.Module) -> tuple[ModuleTrace, torch.Tensor
     with track_modules(model) as trace:
         loss = model(torch.ones(1, 2)).sum()
     return trace, loss
+
+
+_BAD_DEPTHS = [
+    (-5, ValueError, "at least 1, not -5"),
+    (0, ValueError, "at least 1, not 0"),
+    (1.5, TypeError, "an int or None, not float"),
+    ("a", TypeError, "an int or None, not str"),
+    (True, TypeError, "an int or None, not bool"),
+]
+
+
+@pytest.mark.parametrize(("depth", "error", "message"), _BAD_DEPTHS)
+def test_table_refuses_a_depth_format_graph_refuses(
+    depth: object, error: type[Exception], message: str
+) -> None:
+    report = saved_memory(torch.ones(2, requires_grad=True).exp().sum())
+    full = report.table()
+    with pytest.raises(
+        error, match=rf"^SavedMemory\.table\(\) argument 'depth' must be {message}$"
+    ):
+        report.table(depth)  # type: ignore[arg-type]
+    assert report.table(None) == full
+    assert report.table(1)
