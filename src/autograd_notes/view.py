@@ -168,20 +168,28 @@ def build_view(
 def _own_shared_leaves(
     graph: Graph, kinds: list[str], keys: list[str | int | None]
 ) -> None:
-    """Take out of its group each leaf that a node outside the group takes.
+    """Take a leaf that nodes of other groups use out of its group, if the
+    group links out: the links back into it could close a loop.
 
-    A leaf has no inputs; drawn inside one group but used from another, it
-    would add a link back into the group, and the view could loop.
+    A group that links only to itself (an embedding and its tied weight)
+    keeps its leaves: no loop can pass through it.
     """
     _, starts, inputs = graph
     grouped = {i for i, key in enumerate(keys) if key is not None and kinds[i] == LEAF}
     if not grouped:
         return
+    shared: set[int] = set()
+    leaky: set[str | int] = set()  # groups that link out of themselves
     for i, key in enumerate(keys):
         for k in inputs[starts[i] : starts[i + 1]]:
-            if k in grouped and keys[k] != key:
-                keys[k] = None
-                grouped.discard(k)
+            if keys[k] != key:
+                if k in grouped:
+                    shared.add(k)
+                if key is not None:
+                    leaky.add(key)
+    for k in shared:
+        if keys[k] in leaky:
+            keys[k] = None
 
 
 def plain_view(

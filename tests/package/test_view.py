@@ -293,6 +293,14 @@ def test_a_parameter_another_module_uses_is_drawn_outside_its_module(
     assert sum(line.endswith(weight) for line in text.split("\n")) == 1, text
     assert "lin  (module: 3 nodes" in text  # addmm, its bias, T: not the weight
     draw_graph(out, modules=trace, depth=1)
+    # A tied weight stays in a group that links to nothing else: no loop.
+    model = torch.nn.ModuleDict({"emb": torch.nn.Embedding(5, 2)})
+    with track_modules(model) as trace:
+        out = (model["emb"](torch.tensor([1, 2])) @ model["emb"].weight.T).sum()
+    text = format_graph(out, modules=trace, depth=1)
+    assert not has_cycle(text_edges(text)), text
+    assert "emb  (module: 2 nodes, EmbeddingBackward0, AccumulateGrad)" in text
+    assert "] AccumulateGrad" not in text, text
 
 
 def test_grouping_summarises_each_module_once(monkeypatch: pytest.MonkeyPatch) -> None:
