@@ -52,6 +52,16 @@ def check_bool(value: object, func: str, name: str) -> None:
         raise TypeError(arg_error(func, name, "a bool", type_name(value)))
 
 
+def check_depth(value: object, func: str) -> None:
+    """Raise unless ``value`` (argument ``depth``) is None or an int of 1 or more."""
+    if value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(arg_error(func, "depth", "an int or None", type_name(value)))
+    if value < 1:
+        raise ValueError(arg_error(func, "depth", "at least 1", value))
+
+
 def layout(tensor: torch.Tensor) -> str:
     """``"a nested tensor"`` or the layout, for a tensor that is not strided."""
     if tensor.is_nested:

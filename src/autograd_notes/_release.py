@@ -24,9 +24,11 @@ leaves its record to the drain that holds it, which looks again after
 letting go. Nothing blocks, and no record is left behind.
 Fork: every step leaves the records and the held inputs consistent, so a
 forked child, which gets a new lock, drains what its parent left half done.
-Ctrl-C: :func:`holding_back` keeps SIGINT from raising while the package's
-state is half done; it is re-raised once the drain is over, and one caught
-inside ``del`` reaches the caller at its next bytecode (:class:`_Trigger`).
+Ctrl-C and other signals: :func:`holding_back` keeps SIGINT, and any signal
+with a Python handler (an alarm-based timeout's), from running its handler
+while the package's state is half done; it is delivered again once the drain
+is over, and one caught inside ``del`` reaches the caller at its next
+bytecode (:class:`_Trigger`).
 Exit: what live tensors still own is kept, not freed, through interpreter
 teardown, which would otherwise free it recursively.
 """
@@ -65,8 +67,8 @@ def holding_needed(version: str = torch.__version__) -> bool:
     return torch.torch_version.TorchVersion(version) >= HOLDING_NEEDED_FROM
 
 
-_caught: list[int] = []  # SIGINTs held back
-_replaced: list[object] = []  # the SIGINT handler replaced, while held back
+_caught: list[int] = []  # signals held back
+_replaced: dict[int, object] = {}  # signal -> the handler replaced, while held back
 
 
 def _catch(signum: int, frame: object) -> None:
@@ -75,34 +77,41 @@ def _catch(signum: int, frame: object) -> None:
 
 @contextmanager
 def holding_back() -> Iterator[list[int]]:
-    """Hold back SIGINT (Ctrl-C) in the main thread; the list gets what came.
+    """Hold back every signal a Python handler takes (SIGINT from Ctrl-C, an
+    alarm), in the main thread; the list gets what came.
 
-    Only where a Python handler takes SIGINT, and once when nested (the
-    outer one gets it). The caller re-raises it with :func:`deliver`.
+    Once when nested (the outer one gets them). The caller delivers them
+    again with :func:`deliver`.
     """
     caught: list[int] = []
-    handler = None
-    if threading.current_thread() is threading.main_thread():
-        handler = signal.getsignal(signal.SIGINT)
-    if not callable(handler) or handler is _catch:
+    handlers: dict[int, object] = {}
+    if threading.current_thread() is threading.main_thread() and not _replaced:
+        for signum in signal.valid_signals():
+            handler = signal.getsignal(signum)
+            if callable(handler) and handler is not _catch:
+                handlers[signum] = handler
+    if not handlers:
         yield caught
         return
     try:
-        _replaced.append(handler)
-        signal.signal(signal.SIGINT, _catch)
+        for number, old in handlers.items():
+            _replaced[number] = old
+            signal.signal(number, _catch)
         yield caught
     finally:
-        signal.signal(signal.SIGINT, handler)
+        for number, replaced in _replaced.items():
+            signal.signal(number, cast("Callable[[int, object], object]", replaced))
         _replaced.clear()
         caught += _caught
         _caught.clear()
 
 
 def deliver(caught: list[int]) -> None:
-    """Re-raise a held-back SIGINT, here and now (not inside ``__del__``)."""
-    if caught:
-        caught.clear()
-        _thread.interrupt_main()
+    """Deliver the held-back signals again, here and now (not inside ``__del__``)."""
+    signums = list(dict.fromkeys(caught))
+    caught.clear()
+    for signum in signums:  # (a real-time signal is a number, not a Signals)
+        _thread.interrupt_main(cast("signal.Signals", signum))
 
 
 class _Drain:
@@ -117,7 +126,7 @@ class _Drain:
         self.stopped = False
 
     def __call__(self) -> list[int]:
-        """Drop the inputs of every dead node; return the SIGINTs held back.
+        """Drop the inputs of every dead node; return the signals held back.
 
         Each step is one statement that leaves ``dead`` and the held inputs
         consistent, so a fork between any two of them loses nothing. A
@@ -144,13 +153,23 @@ class _Drain:
         return caught
 
 
-class _Interrupt(weakref.ref):  # type: ignore[type-arg]
-    """A weak reference that reads as SIGINT, for :func:`_thread.interrupt_main`."""
+_Callback = Callable[["_Interrupt"], object]
 
-    __slots__ = ()
+
+class _Interrupt(weakref.ref):  # type: ignore[type-arg]
+    """A weak reference that reads as a signal, for :func:`_thread.interrupt_main`."""
+
+    __slots__ = ("signum",)
+
+    def __new__(cls, ob: object, callback: _Callback, signum: int) -> _Interrupt:
+        return super().__new__(cls, ob, callback)
+
+    def __init__(self, ob: object, callback: _Callback, signum: int) -> None:
+        super().__init__(ob, callback)  # type: ignore[call-arg]
+        self.signum = signum
 
     def __index__(self) -> int:
-        return int(signal.SIGINT)
+        return self.signum
 
 
 _interrupts: list[_Interrupt] = []
@@ -159,9 +178,10 @@ _interrupts: list[_Interrupt] = []
 class _Trigger:
     """Dies right after its marker is recorded; runs the drain.
 
-    Nothing raised in ``__del__`` reaches the caller, so a Ctrl-C held back
-    there is re-raised by this object's own death, from C, once ``__del__``
-    has returned: the caller gets it at its next bytecode.
+    Nothing raised in ``__del__`` reaches the caller, so a signal held back
+    there (Ctrl-C, an alarm) is delivered again by this object's own death,
+    from C, once ``__del__`` has returned: the caller gets what its handler
+    raises at its next bytecode.
     """
 
     __slots__ = ("__weakref__",)
@@ -169,11 +189,16 @@ class _Trigger:
 
     def __del__(self) -> None:
         drain = type(self).drain
-        if not drain.lock.locked() and drain():  # else its holder sees the record
+        if drain.lock.locked():
+            return  # its holder sees the record
+        caught = drain()
+        if caught:
             _interrupts.clear()
-            # A C callback taking the reference as its signal number.
-            callback = cast("Callable[[_Interrupt], object]", _thread.interrupt_main)
-            _interrupts.append(_Interrupt(self, callback))
+            # A C callback taking the reference as its signal number; the
+            # callbacks run last-made first.
+            callback = cast("_Callback", _thread.interrupt_main)
+            for signum in reversed(dict.fromkeys(caught)):
+                _interrupts.append(_Interrupt(self, callback, signum))
 
 
 class _Marker:
@@ -245,7 +270,7 @@ def chosen(starts: list[int], inputs: list[int]) -> Iterator[int]:
 def hold(nodes: list[Node], starts: list[int], inputs: list[int]) -> list[int]:
     """Hold what keeps the walked graph (``walk.Graph``) safe to free.
 
-    A marked root means the graph was held before. Returns the SIGINTs held
+    A marked root means the graph was held before. Returns the signals held
     back by the drain run first, for the caller to re-raise.
     """
     caught = _drain()  # whatever a fork or an exception left behind
@@ -271,12 +296,12 @@ def free_now(detach: Callable[[], object], nodes: list[Node]) -> int:
 
 
 def _after_fork() -> None:
-    """In a forked child: SIGINT's handler back if another thread held it
-    back, a new lock, then finish what the parent left."""
-    if _replaced and signal.getsignal(signal.SIGINT) is _catch:
-        signal.signal(
-            signal.SIGINT, cast("Callable[[int, object], object]", _replaced.pop())
-        )
+    """In a forked child: the handlers back if another thread held their
+    signals back, a new lock, then finish what the parent left."""
+    for signum, handler in list(_replaced.items()):
+        if signal.getsignal(signum) is _catch:
+            signal.signal(signum, cast("Callable[[int, object], object]", handler))
+    _replaced.clear()
     _drain.lock = threading.Lock()
     deliver(_drain())
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.autograd.graph import Node
 
-from autograd_notes._checks import arg_error, type_name
+from autograd_notes._checks import arg_error, check_depth, type_name
 from autograd_notes.labels import format_bytes, visible
 from autograd_notes.memory import SavedMemory, saved_memory
 from autograd_notes.trace import ModuleTrace
@@ -86,6 +86,7 @@ class GraphDiff:
 
     def table(self, depth: int | None = None) -> str:
         """The diff as text; ``depth`` keeps modules at most that deep."""
+        check_depth(depth, "GraphDiff.table")
         return "\n".join(_lines(self, depth))
 
     def __str__(self) -> str:
@@ -187,7 +188,7 @@ def _order(key: _Key) -> tuple[int, list[tuple[int, int | str]], int, str]:
     path, call, kind = key
     parts = [] if not path else path.split(".")
     natural: list[tuple[int, int | str]] = [
-        (0, int(p)) if p.isdigit() else (1, p) for p in parts
+        (0, int(p)) if p.isascii() and p.isdigit() else (1, p) for p in parts
     ]
     where = 2 if path is None else 0 if not parts else 1
     return where, natural, -1 if call is None else call, kind

@@ -5,10 +5,15 @@ call holds its blocks' calls, each block's call its layers'. Among the calls
 made one after another inside one call (or outermost, in one thread),
 :func:`find_folds` folds every run of two or more with the same structure:
 the same node kinds, in the order they were made, the same links (inside
-the call by position; a link out of the call counts, not where it goes) and
-the same shapes and dtypes of saved tensors. Twelve transformer blocks fold into
-``h.0–h.11 × 12``, an ``LSTMCell`` stepped 70,000 times into ``cell ×
-70,000``; one call that differs (the first step, whose state needs no
+the call by position; a link out of the call counts, not where it goes), the
+same shape, dtype and device of each gradient a node receives
+(``Node._input_metadata``, kept after backward) and the same shapes and
+dtypes of saved tensors, read as ``autograd_notes.saved`` does (behind
+``save_on_cpu`` or a checkpoint too, never unpacked). A call with a saved
+value that cannot be read and no input metadata (a torch without it) folds
+with none: what cannot be told alike is not folded. Twelve transformer
+blocks fold into ``h.0–h.11 × 12``, an ``LSTMCell`` stepped 70,000 times
+into ``cell × 70,000``; one call that differs (the first step, whose state needs no
 gradient) stays on its own. A call that folds with none is opened, and its
 own calls are folded in turn, down to the view's depth.
 
@@ -21,13 +26,21 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from torch.autograd.graph import Node
+
 from autograd_notes.saved import saved_shapes
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.walk import LEAF, Graph, gc_paused
 
 # A signature: the kinds of a call's nodes, in the order made; each one's
-# inputs (their positions, None outside the call); each one's saved shapes.
-_Signature = tuple[list[str], list[tuple[int | None, ...]], list[tuple[object, ...]]]
+# inputs (their positions, None outside the call); each one's saved shapes
+# and the shape, dtype and device of each gradient it receives.
+_Signature = tuple[
+    list[str],
+    list[tuple[int | None, ...]],
+    list[tuple[object, ...]],
+    list[list[tuple[object, ...]] | None],
+]
 
 
 class Fold(NamedTuple):
@@ -82,17 +95,24 @@ def find_folds(
             stack.extend(children.get(d, ()))
         return found
 
-    def signature(members: list[int]) -> _Signature:
+    def signature(members: list[int]) -> _Signature | None:
+        """What is known of a call; None if too little to tell it from another."""
         members.sort(key=lambda i: nodes[i]._sequence_nr())
         position = dict(zip(members, range(len(members)), strict=True))
         made = [nodes[i] for i in members]
+        saved = list(map(saved_shapes, made))
+        received = list(map(_received, made))
+        for shapes, metadata in zip(saved, received, strict=True):
+            if metadata is None and any(isinstance(s, str) for s in shapes):
+                return None  # a shape unread (freed, packed) and no metadata
         return (
             [kinds[i] for i in members],
             [
                 tuple(map(position.get, inputs[starts[i] : starts[i + 1]]))
                 for i in members
             ],
-            list(map(saved_shapes, made)),
+            saved,
+            received,
         )
 
     folds: list[Fold] = []
@@ -139,6 +159,24 @@ def find_folds(
     if folds:
         _add_leaves(graph, kinds, trace, folds, fold_of)
     return folds, fold_of
+
+
+def _received(node: Node) -> list[tuple[object, ...]] | None:
+    """Shape, dtype and device of each gradient ``node`` receives, or None.
+
+    From ``Node._input_metadata`` (torch 2.13 to 2.15), which backward keeps.
+    """
+    try:
+        metadata = node._input_metadata
+    except (AttributeError, RuntimeError):  # not in this torch, or a legacy Function
+        return None
+    found: list[tuple[object, ...]] = []
+    for meta in metadata:
+        try:
+            found.append((meta.shape, meta.dtype, meta.device))
+        except RuntimeError:  # a nested tensor has no single shape
+            found.append(("nested", meta.dtype, meta.device))
+    return found
 
 
 def folds_to_depth(
@@ -189,26 +227,29 @@ def _add_leaves(
 ) -> None:
     """Give each fold the parameter leaves its nodes reach first (walk order).
 
-    A leaf joins the fold of the first node, in walk order, that takes it
-    as an input, if its module is one of the fold's modules or inside one.
+    A leaf joins a fold if every node that takes it as an input is in that
+    fold (a leaf shared with nodes outside would draw a loop), and if its
+    module is one of the fold's modules or inside one.
     """
     nodes, starts, inputs = graph
     paths = [set(fold.paths) for fold in folds]
+    user_fold: dict[int, int] = {}  # leaf -> the fold of all its users, or -1
     for i in range(len(nodes)):
         f = fold_of[i]
+        for k in inputs[starts[i] : starts[i + 1]]:
+            if kinds[k] == LEAF and fold_of[k] < 0 and user_fold.setdefault(k, f) != f:
+                user_fold[k] = -1
+    for k, f in user_fold.items():
         if f < 0:
             continue
-        for k in inputs[starts[i] : starts[i + 1]]:
-            if fold_of[k] >= 0 or kinds[k] != LEAF:
-                continue
-            path = trace.path_of(nodes[k])
-            if path is None:
-                continue
-            parts = path.split(".") if path else []
-            prefixes = {".".join(parts[:n]) for n in range(len(parts) + 1)}
-            if prefixes & paths[f]:
-                fold_of[k] = f
-                folds[f].leaves.append(k)
+        path = trace.path_of(nodes[k])
+        if path is None:
+            continue
+        parts = path.split(".") if path else []
+        prefixes = {".".join(parts[:n]) for n in range(len(parts) + 1)}
+        if prefixes & paths[f]:
+            fold_of[k] = f
+            folds[f].leaves.append(k)
 
 
 def fold_title(fold: Fold) -> str:

@@ -7,12 +7,13 @@ runs. Each storage counts once, at its ``untyped_storage()`` address and
 size (a view keeps its whole storage alive; storages that overlap count
 their union once). Nothing is counted for a value a
 ``saved_tensors_hooks`` pack hook holds, one a checkpoint recomputes, or
-one on the meta device: they are listed as not counted. The inputs a
-non-reentrant checkpoint keeps to recompute from are counted, at a node of
-the checkpointed region (found in its unpack hook; a torch that keeps them
-elsewhere leaves them out). Custom ``Function`` nodes also count tensors kept
-as ``ctx`` attributes. A parameter is one of the trace's, or a leaf that
-gets a gradient; a buffer is one of the trace's.
+one on the meta device: they are listed as not counted. The inputs and the
+RNG state a non-reentrant checkpoint keeps to recompute from are counted,
+at a node of the checkpointed region (found in its unpack hook; a torch
+that keeps them elsewhere lists them as not counted). Custom ``Function``
+nodes also count tensors kept as ``ctx`` attributes. A parameter is one
+of the trace's, or a leaf that gets a gradient; a buffer is one of the
+trace's.
 
 Attribution, so that the sums hold: a storage saved by several nodes is
 counted at the one made first in the forward (lowest sequence number, then
@@ -31,7 +32,8 @@ import torch
 from torch.autograd.function import BackwardCFunction
 from torch.autograd.graph import Node
 
-from autograd_notes._checks import arg_error, type_name
+from autograd_notes._checkpoint import checkpoint_frame, checkpoint_inputs, rng_states
+from autograd_notes._checks import arg_error, check_depth, type_name
 from autograd_notes.labels import format_bytes, visible
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.walk import (
@@ -181,6 +183,7 @@ class SavedMemory:
 
     def table(self, depth: int | None = None) -> str:
         """The report as text; ``depth`` keeps modules at most that deep."""
+        check_depth(depth, "SavedMemory.table")
         return "\n".join(_table_lines(self, depth))
 
     def __str__(self) -> str:
@@ -298,25 +301,6 @@ def _saved_items(
             yield name, raw
 
 
-def _checkpoint_inputs(hook: object) -> list[object] | None:
-    """The raw saved inputs a non-reentrant checkpoint keeps to recompute from.
-
-    Found in the unpack hook's closure (``frame.saved_args``, torch 2.13 to
-    2.15); None where this torch keeps them elsewhere (cannot tell).
-    """
-    for cell in getattr(hook, "__closure__", None) or ():
-        try:
-            frame = cell.cell_contents
-        except ValueError:  # an empty cell
-            continue
-        args = getattr(frame, "__dict__", {}).get("saved_args")
-        if isinstance(args, list):
-            return [
-                arg for arg in args if isinstance(arg, torch._C._autograd.SavedTensor)
-            ]
-    return None
-
-
 class _Counter:
     """The storages saved by the nodes of one graph, and what was not counted."""
 
@@ -344,16 +328,7 @@ class _Counter:
                 self.not_counted.append(NotCounted(i, attr, reason))
                 if recomputed and id(hook) not in self.frames:
                     self.frames.add(id(hook))
-                    kept = _checkpoint_inputs(hook)
-                    if kept is None:
-                        reason = "kept by checkpoint where this torch hides it"
-                        self.not_counted.append(
-                            NotCounted(
-                                i, "checkpoint inputs", f"{reason} (cannot tell)"
-                            )
-                        )
-                    for k, raw in enumerate(kept or ()):
-                        self.add(i, seq, f"checkpoint input {k}", raw)
+                    self.add_frame(i, seq, checkpoint_frame(hook))
                 return
             tensor = getattr(value, "data", None)
         if not isinstance(tensor, torch.Tensor):
@@ -378,6 +353,19 @@ class _Counter:
             self.saves[key] = [save]
         else:
             found.append(save)
+
+    def add_frame(self, i: int, seq: int, frame: object | None) -> None:
+        """What a non-reentrant checkpoint keeps to recompute from: inputs, RNG."""
+        kept = None if frame is None else checkpoint_inputs(frame)
+        rng = None if frame is None else rng_states(frame)
+        for what, found in (("checkpoint inputs", kept), ("checkpoint RNG state", rng)):
+            if found is None:
+                reason = "kept by checkpoint where this torch hides it (cannot tell)"
+                self.not_counted.append(NotCounted(i, what, reason))
+        for k, raw in enumerate(kept or ()):
+            self.add(i, seq, f"checkpoint input {k}", raw)
+        for k, state in enumerate(rng or ()):
+            self.add(i, seq, f"checkpoint RNG state {k}", state)
 
     def storages(self) -> list[tuple[list[tuple[str, int, int]], int]]:
         """Groups of storages whose bytes overlap, each with its bytes (by address)."""
@@ -430,7 +418,7 @@ def _natural(path: str | None) -> tuple[int, list[tuple[int, int | str]]]:
         return 2, []
     parts = path.split(".") if path else []
     return (0 if not parts else 1), [
-        (0, int(p)) if p.isdigit() else (1, p) for p in parts
+        (0, int(p)) if p.isascii() and p.isdigit() else (1, p) for p in parts
     ]
 
 

@@ -15,6 +15,7 @@ import torch
 from torch.autograd.function import BackwardCFunction
 from torch.autograd.graph import Node
 
+from autograd_notes._checkpoint import checkpoint_frame, packed_metadata
 from autograd_notes._checks import arg_error, type_name
 from autograd_notes.labels import dtype, shape, visible
 
@@ -166,7 +167,10 @@ def saved_shapes(node: Node) -> tuple[object, ...]:
 
     Quick and comparable: two calls of one module on inputs of one shape
     give equal tuples. A value packed by hooks counts as what the pack hook
-    returned (no unpack hook runs); one freed by backward, or none, as None.
+    returned (no unpack hook runs): a tensor, or a tuple of tensors and
+    devices (``save_on_cpu``), or what a non-reentrant checkpoint recorded
+    of it; none as None. A value whose shape cannot be read (freed by
+    backward, packed as anything else) is a ``str`` placeholder.
     """
     kind = type(node)
     attrs = _RAW_ATTRS.get(kind)
@@ -186,10 +190,48 @@ def saved_shapes(node: Node) -> tuple[object, ...]:
         for item in raw if type(raw) in (list, tuple) else (raw,):
             data = getattr(item, "data", None)
             if type(data) is not torch.Tensor and not isinstance(data, torch.Tensor):
-                found.append(None)
+                if data is not None:
+                    found.append(_packed_shapes(item, data))
+                elif _freed(node, attr, item):
+                    found.append(_FREED)
+                else:
+                    found.append(None)
                 continue
             try:
                 found.append((data.shape, data.dtype))
             except RuntimeError:  # a nested tensor has no single shape
                 found.append(("nested", data.dtype))
     return tuple(found)
+
+
+def _freed(node: Node, attr: str, raw: object) -> bool:
+    """Whether a value that reads as None was freed by backward (not unsaved)."""
+    if getattr(raw, "unpack_hook", None) is not None:
+        return True  # its hooks' packed value is gone
+    if attr == "_raw_saved_tensors":
+        return False  # freed, it raises RuntimeError instead
+    try:  # no hooks: reading it runs no user code
+        getattr(node, attr.removeprefix("_raw"))
+    except RuntimeError:
+        return True
+    return False
+
+
+def _packed_shapes(raw: object, packed: object) -> object:
+    """What :func:`saved_shapes` shows of a value a pack hook turned into ``packed``."""
+    hook = getattr(raw, "unpack_hook", None)
+    if getattr(hook, "__module__", "") == "torch.utils.checkpoint":
+        frame = checkpoint_frame(hook)
+        known = None if frame is None else packed_metadata(frame, packed)
+        return ("recomputed", *known) if known else _packed_text(raw)
+    if type(packed) in (tuple, list) and isinstance(packed, tuple | list):
+        items: list[object] = []
+        for item in packed:
+            if isinstance(item, torch.Tensor) and not item.is_nested:
+                items.append((item.shape, item.dtype, item.device))
+            elif isinstance(item, torch.device):
+                items.append(item)
+            else:
+                return _packed_text(raw)
+        return tuple(items)
+    return _packed_text(raw)

@@ -21,7 +21,13 @@ from typing import NamedTuple
 import torch
 from torch.autograd.graph import Node
 
-from autograd_notes._checks import arg_error, check_bool, check_torch, type_name
+from autograd_notes._checks import (
+    arg_error,
+    check_bool,
+    check_depth,
+    check_torch,
+    type_name,
+)
 from autograd_notes.fold import Fold, find_folds, fold_title
 from autograd_notes.labels import Names, index_names, outputs_text, short_leaf, visible
 from autograd_notes.marks import node_marks, plain_kind, recorded
@@ -90,12 +96,9 @@ def check_args(
     if modules is not None and not isinstance(modules, ModuleTrace):
         expected = "a ModuleTrace (from track_modules()) or None"
         raise TypeError(arg_error(func, "modules", expected, type_name(modules)))
+    check_depth(depth, func)
     if depth is None:
         return node, index
-    if not isinstance(depth, int) or isinstance(depth, bool):
-        raise TypeError(arg_error(func, "depth", "an int or None", type_name(depth)))
-    if depth < 1:
-        raise ValueError(arg_error(func, "depth", "at least 1", depth))
     if modules is None:
         expected = (
             "None without 'modules' (record them with track_modules(model) "
@@ -150,6 +153,8 @@ def build_view(
         base = keys or [None] * len(fold_of)
         keys = [base[i] if f < 0 else f for i, f in enumerate(fold_of)]
         runs = [p if f < 0 else f for p, f in zip(runs or (), fold_of, strict=True)]
+    if keys is not None:
+        _own_shared_leaves(graph, kinds, keys)
     n = len(graph.nodes)
     # A run never crosses modules or folds: with a trace, its nodes share a path.
     heads = run_heads(graph, kinds, names, runs) if collapse else range(n)
@@ -158,6 +163,33 @@ def build_view(
     if len(heads) == n:
         return plain_view(graph, kinds, module_of, flags)
     return collapse_runs(graph, kinds, heads, module_of, flags)
+
+
+def _own_shared_leaves(
+    graph: Graph, kinds: list[str], keys: list[str | int | None]
+) -> None:
+    """Take a leaf that nodes of other groups use out of its group, if the
+    group links out: the links back into it could close a loop.
+
+    A group that links only to itself (an embedding and its tied weight)
+    keeps its leaves: no loop can pass through it.
+    """
+    _, starts, inputs = graph
+    grouped = {i for i, key in enumerate(keys) if key is not None and kinds[i] == LEAF}
+    if not grouped:
+        return
+    shared: set[int] = set()
+    leaky: set[str | int] = set()  # groups that link out of themselves
+    for i, key in enumerate(keys):
+        for k in inputs[starts[i] : starts[i + 1]]:
+            if keys[k] != key:
+                if k in grouped:
+                    shared.add(k)
+                if key is not None:
+                    leaky.add(key)
+    for k in shared:
+        if keys[k] in leaky:
+            keys[k] = None
 
 
 def plain_view(

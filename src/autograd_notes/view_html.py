@@ -581,7 +581,8 @@ def _layers(order: list[int], out: list[list[int]]) -> dict[int, int]:
 
 
 def _script(text: str) -> str:
-    """``text`` safe inside ``<script>``: no ``</script>`` or ``<!--`` in it."""
+    """``text`` safe in ``<script>``: no ``</script>``, ``<!--`` or lone surrogate."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")  # JSON's \\ud800
     return text.replace("<", "\\u003c").replace(">", "\\u003e")
 
 
@@ -630,6 +631,7 @@ def to_html(
     node, index = check_args("to_html", root, names, False, collapse, modules, None)
     if not isinstance(title, str):
         raise TypeError(arg_error("to_html", "title", "a str", type_name(title)))
+    title = visible(title)  # shown as every name is: unprintables escaped
     if node is None:
         raise ValueError(
             arg_error("to_html", "root", "a tensor with a grad_fn, or a Node",

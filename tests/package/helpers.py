@@ -274,3 +274,49 @@ def lstm_loss(steps: int, learned_start: bool) -> tuple[ModuleTrace, torch.Tenso
     with track_modules(model) as trace:
         loss = model(torch.randn(steps, 1, 4)).sum()
     return trace, loss
+
+
+_TREE_LINE = re.compile(r"^([│├└─ ]*?)(├─ |└─ )?(-> )?\[(\d+)\]")
+
+
+def text_edges(text: str) -> list[tuple[int, int]]:
+    """The links ``(entry, input)`` that format_graph's tree prints.
+
+    A line after a branch mark (``├─``, ``└─``) is an input of the nearest
+    line above it that starts further left; a plain line, of the nearest
+    line above that starts no further right (an only input).
+    """
+    edges: list[tuple[int, int]] = []
+    above: list[tuple[int, int]] = []  # (column, entry) of the lines so far
+    for line in text.split("\n"):
+        found = _TREE_LINE.match(line)
+        assert found, line
+        column = len(found[1]) + len(found[2] or "")
+        entry = int(found[4])
+        limit = column - 1 if found[2] else column
+        parent = next((e for c, e in reversed(above) if c <= limit), None)
+        if parent is not None:
+            edges.append((parent, entry))
+        if not found[3]:  # a back-reference defines nothing
+            above.append((column, entry))
+    return edges
+
+
+def has_cycle(edges: list[tuple[int, int]]) -> bool:
+    """Whether the directed graph of ``edges`` has a cycle (Kahn's algorithm)."""
+    targets: dict[int, list[int]] = {}
+    indegree: dict[int, int] = {}
+    for a, b in edges:
+        targets.setdefault(a, []).append(b)
+        indegree[b] = indegree.get(b, 0) + 1
+        indegree.setdefault(a, 0)
+    ready = [n for n, d in indegree.items() if d == 0]
+    done = 0
+    while ready:
+        n = ready.pop()
+        done += 1
+        for m in targets.get(n, ()):
+            indegree[m] -= 1
+            if indegree[m] == 0:
+                ready.append(m)
+    return done < len(indegree)

@@ -44,6 +44,16 @@ def test_check_tensor_refuses_non_tensors_and_other_layouts() -> None:
         _checks.check_tensor(t.to_sparse(), "f", "t")
 
 
+def test_check_depth_takes_none_or_an_int_of_1_or_more() -> None:
+    for fine in (None, 1, 7):
+        _checks.check_depth(fine, "f")
+    with pytest.raises(ValueError, match=r"^f\(\) argument 'depth' must be at least 1"):
+        _checks.check_depth(0, "f")
+    for wrong in (1.5, "a", True):
+        with pytest.raises(TypeError, match="must be an int or None, not "):
+            _checks.check_depth(wrong, "f")
+
+
 def test_check_has_data_refuses_meta_tensors() -> None:
     _checks.check_has_data(torch.ones(1), "f", "t")
     with pytest.raises(ValueError, match="not on the meta device"):

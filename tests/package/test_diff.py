@@ -174,3 +174,47 @@ def test_diff_graphs_names_a_wrong_argument(
     with pytest.raises(error) as raised:
         diff_graphs(**({"before": y, "after": y} | kwargs))
     assert message in str(raised.value)
+
+
+def _superscript_model(last: torch.nn.Module) -> tuple[ModuleTrace, torch.Tensor]:
+    """Submodules named ``2``, ``10`` and ``²`` (a digit to ``str.isdigit``)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential()
+    model.add_module("²", torch.nn.Linear(2, 2))
+    model.add_module("10", torch.nn.Tanh())
+    model.add_module("2", last)
+    with track_modules(model) as trace:
+        loss = model(torch.ones(1, 2)).sum()
+    return trace, loss
+
+
+def test_module_names_that_look_like_digits_sort_as_names() -> None:
+    before = _superscript_model(torch.nn.Tanh())
+    after = _superscript_model(torch.nn.Sigmoid())
+    diff = diff_graphs(before[1], after[1], before[0], after[0])
+    assert [row.path for row in diff.modules] == ["", "2", "10", "²", None]
+    assert diff.table(depth=1).startswith("nodes: 7 -> 7 (1 added, 1 removed)")
+
+
+_BAD_DEPTHS = [
+    (-5, ValueError, "at least 1, not -5"),
+    (0, ValueError, "at least 1, not 0"),
+    (1.5, TypeError, "an int or None, not float"),
+    ("a", TypeError, "an int or None, not str"),
+    (True, TypeError, "an int or None, not bool"),
+]
+
+
+@pytest.mark.parametrize(("depth", "error", "message"), _BAD_DEPTHS)
+def test_table_refuses_a_depth_format_graph_refuses(
+    depth: object, error: type[Exception], message: str
+) -> None:
+    loss = torch.ones(2, requires_grad=True).exp().sum()
+    report = diff_graphs(loss, loss)
+    full = report.table()
+    with pytest.raises(
+        error, match=rf"^GraphDiff\.table\(\) argument 'depth' must be {message}$"
+    ):
+        report.table(depth)  # type: ignore[arg-type]
+    assert report.table(None) == full
+    assert report.table(1)

@@ -2,19 +2,36 @@
 
 from __future__ import annotations
 
-import torch
+import contextlib
+import itertools
+import json
+import re
+from collections.abc import Callable
 
+import pytest
+import torch
+from torch.utils.checkpoint import checkpoint
+
+import autograd_notes.fold
 from autograd_notes import (
     draw_graph,
     format_graph,
     to_dot,
+    to_html,
     track_modules,
     walk_graph,
 )
 from autograd_notes.labels import index_names
 from autograd_notes.view import build_view
 
-from .helpers import dot_structure, drawn_labels, gpt_loss, lstm_loss
+from .helpers import (
+    dot_structure,
+    drawn_labels,
+    gpt_loss,
+    has_cycle,
+    lstm_loss,
+    text_edges,
+)
 
 
 class Scale(torch.nn.Module):
@@ -65,7 +82,8 @@ def test_an_lstm_cell_for_500_steps_is_a_handful_of_entries() -> None:
     assert len(walk_graph(loss)) == 7_505
     for depth in (1, None):
         text = entries(format_graph(loss, modules=trace, depth=depth))
-        assert len(text) <= (10 if depth == 1 else 20)
+        assert len(text) <= (10 if depth == 1 else 21)  # 21: the first step's 15
+        # nodes, the 4 parameters it shares with the fold, the sum and the fold
         folded = [line for line in text if "cell × 499" in line]
         assert len(folded) == 1
         assert "fold: calls 1–499 of cell, 15 nodes each" in folded[0]
@@ -74,8 +92,121 @@ def test_an_lstm_cell_for_500_steps_is_a_handful_of_entries() -> None:
     assert [line.split("  ")[0] for line in depth1] == [
         "[0] SumBackward0",
         "[1] cell × 499",
-        "[2] cell",
-    ]
+        "[2] cell",  # with the parameters it shares with the fold: it links
+    ]  # to nothing else, so the fold's links to them close no loop
+    assert "cell  (module: 19 nodes, AccumulateGrad ×4, " in depth1[2]
+
+
+def test_the_parameters_a_fold_shares_with_other_calls_draw_no_loop(
+    close_figures: None,
+) -> None:
+    """The first step's call uses the fold's parameters: they stay outside the fold."""
+    trace, loss = lstm_loss(500, learned_start=False)
+    for depth in (1, None):
+        text = format_graph(loss, modules=trace, depth=depth)
+        assert "cell × 499" in text
+        assert not has_cycle(text_edges(text)), text
+        nodes, edges = dot_structure(to_dot(loss, modules=trace, depth=depth))
+        assert not has_cycle([(int(a[1:]), int(b[1:])) for a, b in edges])
+        assert len(nodes) == len(entries(text))
+        view = build_view(loss.grad_fn, index_names(None, "t"), True, trace, depth)
+        links = [(e, k) for e in range(len(view.first)) for k in view.inputs_of(e)]
+        assert not has_cycle(links)
+        [fold] = view.folds.values()
+        assert fold.leaves == []  # shared with the first step: not the fold's
+    assert "4 leaves" not in format_graph(loss, modules=trace, depth=1)
+    # Used by the fold's calls alone, the parameters are the fold's.
+    trace, loss = lstm_loss(50, learned_start=True)
+    line = format_graph(loss, modules=trace).split("\n")[1]
+    assert line.startswith("[1] cell × 50  (fold: calls 0–49 of cell")
+    assert line.endswith("; 4 leaves)")
+
+
+class Widths(torch.nn.Module):
+    """Linear+Tanh blocks ``h`` through widths 4, 4, 4, 8, 8: ``h.0``, ``h.1`` alike."""
+
+    def __init__(self, each: Callable[[torch.nn.Module, torch.Tensor], torch.Tensor]):
+        super().__init__()
+        widths = [4, 4, 4, 8, 8]
+        self.h = torch.nn.ModuleList(
+            torch.nn.Sequential(torch.nn.Linear(a, b), torch.nn.Tanh())
+            for a, b in itertools.pairwise(widths)
+        )
+        self.each = each
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.h:
+            x = self.each(block, x)
+        return x
+
+
+def _widths(
+    how: str, ran: list[str]
+) -> tuple[autograd_notes.ModuleTrace, torch.Tensor]:
+    """The model's loss, its saved values as ``how`` says; ``ran`` logs the
+    forward calls of blocks and the unpack hook's calls."""
+
+    def plain(block: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+        return block(x)  # type: ignore[no-any-return]
+
+    def recomputed(block: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+        return checkpoint(block, x, use_reentrant=False)  # type: ignore[no-any-return]
+
+    def unpack(packed: tuple[torch.device, torch.Tensor]) -> torch.Tensor:
+        ran.append("unpack")
+        return packed[1]
+
+    torch.manual_seed(0)
+    model = Widths(recomputed if how == "checkpoint" else plain)
+    for block in model.h:
+        block.register_forward_pre_hook(lambda *_: ran.append("forward"))
+    x = torch.randn(2, 4, requires_grad=True)
+    hooks = {
+        "save_on_cpu": torch.autograd.graph.save_on_cpu(),
+        "own hooks": torch.autograd.graph.saved_tensors_hooks(
+            lambda t: (t.device, t), unpack
+        ),
+    }
+    with track_modules(model) as trace, hooks.get(how, contextlib.nullcontext()):
+        loss = model(x).sum()
+    if how == "backward":
+        loss.backward()
+    return trace, loss
+
+
+@pytest.mark.parametrize(
+    "how", ["plain", "save_on_cpu", "own hooks", "checkpoint", "backward"]
+)
+def test_calls_that_differ_do_not_fold_when_saved_values_are_unread(how: str) -> None:
+    """Hooks and backward hide the saved shapes; what each node receives tells."""
+    ran: list[str] = []
+    trace, loss = _widths(how, ran)
+    ran.clear()
+    for depth in (None, 1, 2):
+        text = format_graph(loss, modules=trace, depth=depth)
+        assert re.findall(r"\] (h\.\S+ × \d+)", text) == ["h.0–h.1 × 2"], text
+    page = to_html(loss, modules=trace)
+    data = json.loads(re.findall(r'id="an-data">(.*?)</script>', page.html)[0])
+    assert [item[3] for item in data["items"] if item[1] == "fold"] == ["h.0–h.1 × 2"]
+    assert ran == []  # no unpack hook, no recomputed forward
+
+
+def test_calls_fold_only_where_what_is_known_tells_them_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without the nodes' input metadata (a torch that lacks it), calls whose
+    saved values cannot be read are never folded; readable ones still are."""
+    monkeypatch.setattr(autograd_notes.fold, "_received", lambda node: None, False)
+    for how, folds in (("plain", 1), ("save_on_cpu", 1), ("backward", 0)):
+        trace, loss = _widths(how, [])
+        text = format_graph(loss, modules=trace)
+        assert text.count(" × ") == text.count("] h.0–h.1 × 2  (") == folds, text
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: object(), lambda p: p):
+        x = torch.ones(2, requires_grad=True)
+        model = torch.nn.Sequential(torch.nn.Tanh(), torch.nn.Tanh(), torch.nn.Tanh())
+        with track_modules(model) as trace:
+            loss = model(x).sum()
+    assert " × " not in format_graph(loss, modules=trace)
 
 
 def test_a_few_thousand_calls_of_one_structure_are_one_fold() -> None:

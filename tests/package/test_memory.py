@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 from torch.utils._pytree import tree_map
+from torch.utils.checkpoint import checkpoint
 
 from autograd_notes import ModuleTrace, saved_memory, track_modules, walk_graph
 from autograd_notes.labels import format_bytes
@@ -189,10 +190,39 @@ def test_checkpointed_values_are_not_counted_nor_recomputed() -> None:
     assert len(runs) == 1  # nothing recomputed
     assert {item.reason for item in report.not_counted} == {"recomputed by checkpoint"}
     held = 2 * 16 * 32 * 4  # each block's input (batch, seq, width), float32
+    held += torch.get_rng_state().nbytes  # and the RNG state the rerun restores
     for block in ("h.0", "h.1"):
         row = report.module(block)
         assert row is not None
         assert held <= row.total < held + 64  # and a wrapped 0-dim scale
+
+
+@pytest.mark.parametrize("preserve", [True, False])
+def test_both_checkpoints_count_the_rng_state_they_keep(preserve: bool) -> None:
+    """Reentrant or not, a checkpoint keeps its input and, with
+    ``preserve_rng_state=True``, the CPU RNG state: both are counted alike."""
+    block = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh())
+    x = torch.ones(2, 4).tanh().requires_grad_()  # an activation, not a leaf
+    rng = torch.get_rng_state().nbytes if preserve else 0
+    reports = []
+    for reentrant in (True, False):
+        y = checkpoint(
+            block, x, use_reentrant=reentrant, preserve_rng_state=preserve
+        ).sum()
+        reports.append(saved_memory(y))
+    plain, hooked = reports
+    assert plain.total == hooked.total == 2 * 4 * 4 + rng  # the input, the state
+    states = [s for s in hooked.storages if s.dtype == "uint8"]
+    assert [s.nbytes for s in states] == ([rng] if preserve else [])
+    assert {item.reason for item in hooked.not_counted} == {"recomputed by checkpoint"}
+    assert plain.not_counted == []
+
+
+def test_module_names_that_look_like_digits_sort_as_names() -> None:
+    trace, loss = _superscript_model(torch.nn.Tanh())
+    report = saved_memory(loss, modules=trace)
+    rows = [line.split()[0] for line in report.table(depth=1).split("\n")[5:-1]]
+    assert rows == ["2", "10", "²"]  # numbers in order, then names
 
 
 def test_checkpoint_inputs_out_of_reach_are_said_so(
@@ -375,3 +405,38 @@ def test_saved_memory_names_a_wrong_argument(
     with pytest.raises(TypeError) as raised:
         saved_memory(**kwargs)
     assert message in str(raised.value)
+
+
+def _superscript_model(last: torch.nn.Module) -> tuple[ModuleTrace, torch.Tensor]:
+    """Submodules named ``2``, ``10`` and ``²`` (a digit to ``str.isdigit``)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential()
+    model.add_module("²", torch.nn.Linear(2, 2))
+    model.add_module("10", torch.nn.Tanh())
+    model.add_module("2", last)
+    with track_modules(model) as trace:
+        loss = model(torch.ones(1, 2)).sum()
+    return trace, loss
+
+
+_BAD_DEPTHS = [
+    (-5, ValueError, "at least 1, not -5"),
+    (0, ValueError, "at least 1, not 0"),
+    (1.5, TypeError, "an int or None, not float"),
+    ("a", TypeError, "an int or None, not str"),
+    (True, TypeError, "an int or None, not bool"),
+]
+
+
+@pytest.mark.parametrize(("depth", "error", "message"), _BAD_DEPTHS)
+def test_table_refuses_a_depth_format_graph_refuses(
+    depth: object, error: type[Exception], message: str
+) -> None:
+    report = saved_memory(torch.ones(2, requires_grad=True).exp().sum())
+    full = report.table()
+    with pytest.raises(
+        error, match=rf"^SavedMemory\.table\(\) argument 'depth' must be {message}$"
+    ):
+        report.table(depth)  # type: ignore[arg-type]
+    assert report.table(None) == full
+    assert report.table(1)

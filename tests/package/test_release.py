@@ -446,6 +446,64 @@ def test_ctrl_c_during_del_reaches_the_caller_and_the_graph_is_freed(
     assert "Exception ignored" not in result.stderr
 
 
+ALARM_IN_DEL = """
+import os, signal, sys, weakref
+from autograd_notes import _release
+
+class Timeout(Exception):
+    pass
+
+def alarm(signum, frame):  # as pytest-timeout's signal method does
+    calls.append(signum)
+    raise Timeout
+
+calls = []
+signal.signal(signal.SIGALRM, alarm)
+probe = torch.full((1,), 2.0)
+y = torch.ones(1, requires_grad=True) * probe  # the last node to go keeps it
+for _ in range(3_000):
+    y = y * 1.0001
+probe = weakref.ref(probe)
+walk_graph(y)
+start = _release.held_count()
+
+def step(frame, event, arg):  # the alarm goes off once half the graph is freed
+    if _release.held_count() > start // 2:
+        return step
+    sys.settrace(None)
+    os.kill(os.getpid(), signal.SIGALRM)
+
+def trace(frame, event, arg):
+    return step if frame.f_code.co_filename == _release.__file__ else None
+
+sys.settrace(trace)
+try:
+    del y
+    for _ in range(3):  # where the alarm is due
+        pass
+    outcome = "no timeout"
+except Timeout:
+    outcome = "timeout"
+sys.settrace(None)
+print(outcome, probe() is None, _release.held_count(), calls,
+      signal.getsignal(signal.SIGALRM) is alarm)
+"""
+
+
+def test_another_signals_exception_during_del_reaches_the_caller(
+    tmp_path: Path,
+) -> None:
+    """An alarm handler that raises (a timeout) runs while a `del` frees a
+    walked graph: the graph is still freed before `del` returns, and the
+    caller gets the exception, once, at its next bytecode (old: "Exception
+    ignored in _Trigger.__del__", no exception, half the graph held)."""
+    result = run(tmp_path, ALARM_IN_DEL)
+    assert result.returncode == 0, result.stderr[-2000:]
+    expected = f"timeout True 0 [{int(signal.SIGALRM)}] True"
+    assert result.stdout.strip() == expected
+    assert "Exception ignored" not in result.stderr
+
+
 # -- in process: the graph is really freed, not leaked --------------------------
 
 

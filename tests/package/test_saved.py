@@ -221,4 +221,22 @@ def test_saved_shapes_tell_calls_apart_and_run_no_unpack_hook() -> None:
     assert saved_shapes(custom.grad_fn) == expected
     assert unpacked == []
     a.sum().backward()
-    assert saved_shapes(a.grad_fn) == (None,)  # freed
+    assert saved_shapes(a.grad_fn) == ("<freed by backward>",)  # no shape to read
+    with torch.autograd.graph.save_on_cpu():
+        packed = x.sin()
+    assert packed.grad_fn is not None
+    cpu = torch.device("cpu")
+    assert saved_shapes(packed.grad_fn) == ((cpu, (torch.Size([2, 3]), torch.float32,
+                                                   cpu)),)  # fmt: skip
+    recomputed = checkpoint(torch.sin, x, use_reentrant=False)
+    assert saved_shapes(recomputed.grad_fn) == (
+        ("recomputed", torch.Size([2, 3]), torch.float32, cpu),
+    )
+    unknown = checkpoint(torch.sin, x, use_reentrant=False, determinism_check="none")
+    assert saved_shapes(unknown.grad_fn) == (
+        "<not unpacked: recomputed by checkpoint in backward>",
+    )
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: object(), unpack):
+        opaque = x.sin()
+    assert saved_shapes(opaque.grad_fn) == ("<not unpacked: saved_tensors_hooks>",)
+    assert unpacked == []

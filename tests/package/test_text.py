@@ -7,9 +7,9 @@ import re
 import pytest
 import torch
 
-from autograd_notes import format_graph, walk_graph
+from autograd_notes import format_graph, track_modules, walk_graph
 
-from .helpers import ABAB_TREE, CHAIN, lstm_loss
+from .helpers import ABAB_TREE, CHAIN, Loop
 
 
 def test_format_small_graph_exactly(abab: dict[str, torch.Tensor]) -> None:
@@ -61,13 +61,21 @@ def test_format_handles_a_million_node_chain(million_chain: list[torch.Tensor]) 
 
 
 def test_a_fold_reached_again_is_named_by_its_title() -> None:
-    trace, loss = lstm_loss(30, learned_start=False)
-    # The first step (on its own) uses the cell's parameters, shown in the fold.
+    torch.manual_seed(0)
+    model = Loop(30, learned_start=True)
+    with track_modules(model) as trace:
+        out = model(torch.randn(30, 1, 4))
+    loss = (out * 2 + out).sum()  # the fold's output is used twice
     assert format_graph(loss, modules=trace, depth=1).split("\n") == [
         "[0] SumBackward0",
-        "[1] cell × 29  (fold: calls 1–29 of cell, 15 nodes each, "
+        "[1] AddBackward0",
+        "├─ [2] MulBackward0",
+        "│  [3] cell × 30  (fold: calls 0–29 of cell, 15 nodes each, "
         "SigmoidBackward0 ×3, MulBackward0 ×3, TBackward0 ×2, 4 more kinds; 4 leaves)",
-        "[2] cell  (module: 15 nodes, MulBackward0 ×3, SigmoidBackward0 ×3, "
-        "AddBackward0 ×2, 4 more kinds)",
-        "-> [1] cell × 29 (see above)",
+        "│  ├─ [4] SelectBackward0",
+        "│  │  [5] AccumulateGrad  leaf parameter, shape (2, 1, 4), float32, "
+        "requires_grad=True",
+        "│  └─ [6] SelectBackward0",
+        "│     -> [5] AccumulateGrad (see above)",
+        "└─ -> [3] cell × 30 (see above)",
     ]

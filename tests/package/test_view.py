@@ -22,7 +22,16 @@ from autograd_notes import (
     track_modules,
 )
 
-from .helpers import READERS, FakeGraphviz, Stack, chain, dot_structure, drawn_labels
+from .helpers import (
+    READERS,
+    FakeGraphviz,
+    Stack,
+    chain,
+    dot_structure,
+    drawn_labels,
+    has_cycle,
+    text_edges,
+)
 
 
 @pytest.mark.parametrize(
@@ -256,6 +265,42 @@ def test_a_module_used_twice_makes_a_cycle_that_still_prints(
     text = format_graph(out, modules=trace, depth=1)
     assert "(see above)" in text
     draw_graph(out, modules=trace, depth=1)  # layers without a topological order
+
+
+def test_a_parameter_another_module_uses_is_drawn_outside_its_module(
+    close_figures: None,
+) -> None:
+    """``side`` uses ``lin.weight`` before ``lin`` runs: inside ``lin``, it loops."""
+
+    class Side(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = torch.nn.Linear(2, 2)
+            self.side = torch.nn.Tanh()
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.lin(self.side(x @ self.lin.weight.T))
+
+    model = Side()
+    with track_modules(model) as trace:
+        out = model(torch.ones(1, 2)).sum()
+    text = format_graph(out, modules=trace, depth=1)
+    assert not has_cycle(text_edges(text)), text
+    _, edges = dot_structure(to_dot(out, modules=trace, depth=1))
+    assert not has_cycle([(int(a[1:]), int(b[1:])) for a, b in edges])
+    weight = "] AccumulateGrad  leaf parameter, shape (2, 2), float32, "
+    weight += "requires_grad=True"
+    assert sum(line.endswith(weight) for line in text.split("\n")) == 1, text
+    assert "lin  (module: 3 nodes" in text  # addmm, its bias, T: not the weight
+    draw_graph(out, modules=trace, depth=1)
+    # A tied weight stays in a group that links to nothing else: no loop.
+    model = torch.nn.ModuleDict({"emb": torch.nn.Embedding(5, 2)})
+    with track_modules(model) as trace:
+        out = (model["emb"](torch.tensor([1, 2])) @ model["emb"].weight.T).sum()
+    text = format_graph(out, modules=trace, depth=1)
+    assert not has_cycle(text_edges(text)), text
+    assert "emb  (module: 2 nodes, EmbeddingBackward0, AccumulateGrad)" in text
+    assert "] AccumulateGrad" not in text, text
 
 
 def test_grouping_summarises_each_module_once(monkeypatch: pytest.MonkeyPatch) -> None:

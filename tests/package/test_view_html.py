@@ -13,11 +13,12 @@ import torch
 
 from autograd_notes import diff_graphs, format_graph, to_html, track_modules, walk_graph
 from autograd_notes._notebook import HINT, MOST_LINES
+from autograd_notes.labels import visible
 from autograd_notes.view_html import GraphHtml
 
 from .gpt_model import GPT
 from .gpt_model import gpt_loss as gpt_model_loss
-from .helpers import gpt_loss, lstm_loss
+from .helpers import gpt_loss, has_cycle, lstm_loss
 
 
 def _block() -> torch.nn.Module:
@@ -306,6 +307,24 @@ def test_lstm_500_steps_is_at_most_10_entries_and_a_long_run_is_one_fold() -> No
     assert len(page.html) - len(small) < 60
 
 
+def test_the_parameters_a_fold_shares_with_another_call_draw_no_loop() -> None:
+    """The top-level boxes link without a cycle: the first step's call and the
+    fold of the others use the same parameters, which are neither's."""
+    trace, loss = lstm_loss(500, learned_start=False)
+    data = _data(to_html(loss, modules=trace))
+    items = data["items"]
+    top = []
+    for o in data["owner"]:
+        while items[o][0] >= 0:
+            o = items[o][0]
+        top.append(o)
+    links = {(top[n], top[k]) for n, row in enumerate(data["inputs"]) for k in row}
+    assert not has_cycle([(a, b) for a, b in links if a != b])
+    assert [item[3] for item in items[: data["tops"]]] == [
+        "SumBackward0", "cell × 499", "cell"
+    ]  # fmt: skip
+
+
 def test_printed_the_notebook_output_shows_the_static_svg() -> None:
     loss, trace = _traced()
     page = to_html(loss, modules=trace)  # type: ignore[arg-type]
@@ -438,6 +457,55 @@ def test_the_diff_view_of_checkpointed_blocks_shows_each_block_saving_less() -> 
     assert data["diff"]["items"][str(fold)].startswith("-")
     for k in range(4):
         assert data["diff"]["modules"][f"h.{k}"][2].startswith("-")
+
+
+def test_a_diff_of_modules_named_like_digits() -> None:
+    pages = []
+    for last in (torch.nn.Tanh(), torch.nn.Sigmoid()):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential()
+        model.add_module("²", torch.nn.Linear(2, 2))
+        model.add_module("2", last)
+        with track_modules(model) as trace:
+            pages.append((trace, model(torch.ones(1, 2)).sum()))
+    (tb, before), (ta, after) = pages
+    page = to_html(after, modules=ta, diff=diff_graphs(before, after, tb, ta))
+    assert "²" in _data(page)["paths"]
+
+
+def test_a_lone_surrogate_in_the_title_a_module_or_a_name_saves(
+    tmp_path: Path,
+) -> None:
+    """UTF-8 has no lone surrogate: it is escaped, as unprintables are shown."""
+    odd = "\ud800"
+    pages = []
+    for last in (torch.nn.Tanh(), torch.nn.Sigmoid()):
+        model = torch.nn.Sequential()
+        model.add_module("a" + odd, torch.nn.Linear(2, 2))
+        model.add_module("b", last)
+        with track_modules(model) as trace:
+            pages.append((trace, model(torch.ones(1, 2)).sum(), model))
+    (tb, before, _), (ta, after, model) = pages
+    diff = diff_graphs(before, after, tb, ta)
+    names = {"w" + odd: model[0].weight}
+    for kwargs in (
+        {"title": "t" + odd},
+        {"modules": ta},
+        {"names": names},
+        {"modules": ta, "diff": diff, "names": names, "title": odd},
+    ):
+        page = to_html(after, **kwargs)  # type: ignore[arg-type]
+        saved = page.save(tmp_path / "graph.html")
+        assert saved.read_text(encoding="utf-8") == page.html
+        assert page._repr_html_().encode("utf-8")
+        data = _data(page)
+        if "title" in kwargs:  # shown escaped, as names are
+            assert data["title"] == visible(str(kwargs["title"]))
+            assert data["title"].endswith("\\ud800")
+        if "modules" in kwargs:  # the path itself (a key), and how it shows
+            assert "a" + odd in data["paths"]
+            assert [data["paths"][k] for k, shown in data["shown"]] == ["a" + odd]
+            assert [shown for _, shown in data["shown"]] == ["a\\ud800"]
 
 
 def test_diff_argument_errors() -> None:
