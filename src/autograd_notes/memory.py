@@ -26,12 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 import torch
-from torch.autograd.function import BackwardCFunction
 from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, type_name
+from autograd_notes._storages import Saves, has_storage
 from autograd_notes.labels import format_bytes, visible
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.walk import (
@@ -45,25 +46,7 @@ from autograd_notes.walk import (
 
 __all__ = ["saved_memory"]
 
-_CHECKPOINT = "torch.utils.checkpoint"
 _KINDS = ("activation", "parameter", "buffer")
-
-_PLAIN = (torch.Tensor, torch.nn.Parameter)
-
-
-def _has_storage(tensor: torch.Tensor) -> bool:
-    """Whether ``tensor`` has a storage of its own to count.
-
-    Not a ``__torch_dispatch__`` subclass (its storage is not real), not a
-    ``torch.func`` wrapper, not sparse or nested.
-    """
-    if tensor.is_nested or torch._C._functorch.is_functorch_wrapped_tensor(tensor):
-        return False
-    if type(tensor) not in _PLAIN:  # the Python key only a subclass can have
-        keys = torch._C._dispatch_keys(tensor)
-        if keys.has(torch._C.DispatchKey.Python):
-            return False
-    return tensor.layout == torch.strided
 
 
 @dataclass(frozen=True)
@@ -256,152 +239,8 @@ def _module_name(path: str | None) -> str:
     return "(outside the model)" if path is None else visible(path) or "(model)"
 
 
-def _raw_attributes(kind: type, cache: dict[type, list[str]]) -> list[str]:
-    found = cache.get(kind)
-    if found is None:
-        found = [a for a in dir(kind) if a.startswith("_raw_saved_")]
-        cache[kind] = found
-    return found
-
-
-def _saved_items(
-    node: Node, cache: dict[type, list[str]]
-) -> Iterator[tuple[str, object]]:
-    """``(attribute, raw SavedTensor or tensor)`` for each value ``node`` saved.
-
-    Custom ``Function`` nodes also keep tensors as ``ctx`` attributes.
-    """
-    if isinstance(node, BackwardCFunction):
-        try:
-            raws = node._raw_saved_tensors
-        except RuntimeError:  # freed by backward
-            raws = ()
-        for i, raw in enumerate(raws):
-            yield f"saved_tensors[{i}]", raw
-        for name, value in vars(node).items():
-            items = value if isinstance(value, tuple | list) else (value,)
-            for i, item in enumerate(items):
-                if isinstance(item, torch.Tensor):
-                    suffix = f"[{i}]" if items is value else ""
-                    yield f"ctx.{name}{suffix}", item
-        return
-    for attr in _raw_attributes(type(node), cache):
-        try:
-            raw = getattr(node, attr)
-        except RuntimeError:  # freed by backward
-            continue
-        name = attr.removeprefix("_raw")
-        if isinstance(raw, tuple | list):
-            for i, item in enumerate(raw):
-                yield f"{name}[{i}]", item
-        else:
-            yield name, raw
-
-
-def _checkpoint_inputs(hook: object) -> list[object] | None:
-    """The raw saved inputs a non-reentrant checkpoint keeps to recompute from.
-
-    Found in the unpack hook's closure (``frame.saved_args``, torch 2.13 to
-    2.15); None where this torch keeps them elsewhere (cannot tell).
-    """
-    for cell in getattr(hook, "__closure__", None) or ():
-        try:
-            frame = cell.cell_contents
-        except ValueError:  # an empty cell
-            continue
-        args = getattr(frame, "__dict__", {}).get("saved_args")
-        if isinstance(args, list):
-            return [
-                arg for arg in args if isinstance(arg, torch._C._autograd.SavedTensor)
-            ]
-    return None
-
-
-class _Counter:
-    """The storages saved by the nodes of one graph, and what was not counted."""
-
-    def __init__(self, state: dict[tuple[str, int], tuple[str, str]]) -> None:
-        self.state = state  # (device, storage address) -> (kind, name)
-        # (device, address, nbytes) -> [(seq, node, shape, dtype)] of its saves
-        self.saves: dict[
-            tuple[str, int, int], list[tuple[int, int, torch.Size, torch.dtype]]
-        ] = {}
-        self.not_counted: list[NotCounted] = []
-        self.frames: set[int] = set()
-        self.devices: dict[torch.device, str] = {}
-
-    def add(self, i: int, seq: int, attr: str, value: object) -> None:
-        tensor = value
-        if isinstance(value, torch._C._autograd.SavedTensor):
-            hook = getattr(value, "unpack_hook", None)
-            if hook is not None:
-                recomputed = getattr(hook, "__module__", "") == _CHECKPOINT
-                reason = (
-                    "recomputed by checkpoint"
-                    if recomputed
-                    else "held by saved_tensors_hooks"
-                )
-                self.not_counted.append(NotCounted(i, attr, reason))
-                if recomputed and id(hook) not in self.frames:
-                    self.frames.add(id(hook))
-                    kept = _checkpoint_inputs(hook)
-                    if kept is None:
-                        reason = "kept by checkpoint where this torch hides it"
-                        self.not_counted.append(
-                            NotCounted(
-                                i, "checkpoint inputs", f"{reason} (cannot tell)"
-                            )
-                        )
-                    for k, raw in enumerate(kept or ()):
-                        self.add(i, seq, f"checkpoint input {k}", raw)
-                return
-            tensor = getattr(value, "data", None)
-        if not isinstance(tensor, torch.Tensor):
-            return  # not saved, or freed by backward
-        where = tensor.device
-        if where.type == "meta":
-            self.not_counted.append(NotCounted(i, attr, "on the meta device (no data)"))
-            return
-        if not _has_storage(tensor):
-            kind = visible(type(tensor).__name__)
-            reason = f"no storage to count ({kind}, {tensor.layout})"
-            self.not_counted.append(NotCounted(i, attr, reason))
-            return
-        storage = tensor.untyped_storage()
-        device = self.devices.get(where)
-        if device is None:
-            device = self.devices[where] = str(where)
-        key = (device, storage.data_ptr(), storage.nbytes())
-        save = (seq, i, tensor.shape, tensor.dtype)
-        found = self.saves.get(key)
-        if found is None:
-            self.saves[key] = [save]
-        else:
-            found.append(save)
-
-    def storages(self) -> list[tuple[list[tuple[str, int, int]], int]]:
-        """Groups of storages whose bytes overlap, each with its bytes (by address)."""
-        groups: list[tuple[list[tuple[str, int, int]], int]] = []
-        end = -1
-        device = ""
-        for key in sorted(self.saves):
-            dev, start, nbytes = key
-            if nbytes == 0:
-                continue
-            if groups and dev == device and start < end:
-                members, size = groups[-1]
-                members.append(key)
-                grown = max(end, start + nbytes)
-                groups[-1] = (members, size + grown - end)
-                end = grown
-            else:
-                groups.append(([key], nbytes))
-                device, end = dev, start + nbytes
-        return groups
-
-
 def _state_of(
-    modules: ModuleTrace | None, nodes: list[Node]
+    modules: ModuleTrace | None, nodes: list[Node], kinds: list[str]
 ) -> dict[tuple[str, int], tuple[str, str]]:
     """``(device, storage address) -> (kind, name)`` of parameters and buffers.
 
@@ -411,14 +250,14 @@ def _state_of(
     tensors: list[tuple[str, str, torch.Tensor]] = []
     if modules is not None:
         tensors = modules.named_state()
-    for node in nodes:
-        if type(node).__name__ == LEAF:
+    for node, kind in zip(nodes, kinds, strict=True):
+        if kind == LEAF:
             leaf = leaf_of(node)
             if leaf is not None:
                 tensors.append(("", "parameter", leaf))
     state: dict[tuple[str, int], tuple[str, str]] = {}
     for name, kind, tensor in tensors:
-        if tensor.device.type != "meta" and _has_storage(tensor):
+        if tensor.device.type != "meta" and has_storage(tensor):
             key = (str(tensor.device), tensor.untyped_storage().data_ptr())
             state.setdefault(key, (kind, name))
     return state
@@ -443,36 +282,65 @@ def _ancestors(path: str) -> Iterator[str]:
             yield ".".join(parts[:end])
 
 
-def _count(nodes: list[Node], modules: ModuleTrace | None) -> _Counted:
+def _count(
+    nodes: list[Node], kinds: list[str], modules: ModuleTrace | None
+) -> _Counted:
     """Each storage's bytes, kind and node; what each node counts and shares."""
-    state = _state_of(modules, nodes)
-    counter = _Counter(state)
-    cache: dict[type, list[str]] = {}
-    for i, node in enumerate(nodes):
-        seq = int(node._sequence_nr())
-        for attr, value in _saved_items(node, cache):
-            counter.add(i, seq, attr, value)
+    state = _state_of(modules, nodes, kinds)
+    found = Saves()
+    found.read(nodes)
     counted: dict[int, list[int]] = {}  # node -> bytes per kind
     shared: dict[int, int] = {}
     storages = []
-    for members, size in counter.storages():
-        saves = [save for key in members for save in counter.saves[key]]
-        _, at, dims, dtype = min(saves, key=lambda save: save[:2])
-        shape = tuple(dims)
-        found = [state[key[:2]] for key in members if key[:2] in state]
-        kind, name = min(
-            found, key=lambda f: _KINDS.index(f[0]), default=("activation", "")
-        )
+    dtypes: dict[torch.dtype, str] = {}
+    for members, size in found.groups():
+        if len(members) == 1:
+            saves = found.saves[members[0]]
+        else:
+            saves = [save for key in members for save in found.saves[key]]
+        at, tensor = saves[0]
+        if len(saves) > 1:  # the node made first in the forward counts it
+            at, tensor = min(saves, key=lambda s: (nodes[s[0]]._sequence_nr(), s[0]))
+            for j in {save[0] for save in saves} - {at}:
+                shared[j] = shared.get(j, 0) + size
+        kind, name = "activation", ""
+        if len(members) == 1:
+            kind, name = state.get(members[0][:2], (kind, name))
+        elif state:
+            named = [state[k[:2]] for k in members if k[:2] in state]
+            kind, name = min(named, key=_kind_order, default=(kind, name))
         counted.setdefault(at, [0, 0, 0])[_KINDS.index(kind)] += size
-        for j in {save[1] for save in saves} - {at}:
-            shared[j] = shared.get(j, 0) + size
+        dtype = tensor.dtype
+        text = dtypes.get(dtype)
+        if text is None:
+            text = dtypes[dtype] = str(dtype).removeprefix("torch.")
+        shape = tuple(tensor.shape)
         device = members[0][0]
-        text = str(dtype).removeprefix("torch.")
         storages.append(
             StorageRow(kind, name, size, at, len(saves), shape, text, device)
         )
-    storages.sort(key=lambda r: (r.node, -r.nbytes, r.shape, r.kind, r.name, r.saves))
-    return counted, shared, storages, counter.not_counted
+    storages.sort(key=attrgetter("node"))  # ties (rare) by the rest, below
+    _sort_ties(storages)
+    not_counted = [NotCounted(*item) for item in found.skipped]
+    return counted, shared, storages, not_counted
+
+
+def _kind_order(state: tuple[str, str]) -> int:
+    return _KINDS.index(state[0])
+
+
+def _sort_ties(storages: list[StorageRow]) -> None:
+    """Order the rows of one node by bytes (most first), shape, kind, name, saves."""
+    start = 0
+    for end in range(1, len(storages) + 1):
+        if end < len(storages) and storages[end].node == storages[start].node:
+            continue
+        if end - start > 1:
+            storages[start:end] = sorted(
+                storages[start:end],
+                key=lambda r: (-r.nbytes, r.shape, r.kind, r.name, r.saves),
+            )
+        start = end
 
 
 # bytes per kind at each node, bytes shared by each node, storages, not counted
@@ -525,14 +393,17 @@ def _add_modules(
             report.calls.append(CallRow(path, k, count, total))
 
 
-def _report(nodes: list[Node], modules: ModuleTrace | None) -> SavedMemory:
-    counted, shared, storages, not_counted = _count(nodes, modules)
+def saved_report(nodes: list[Node], modules: ModuleTrace | None) -> SavedMemory:
+    """:func:`saved_memory` of a graph walked already (``nodes``, in walk order)."""
+    types = list(map(type, nodes))
+    names_of = {kind: kind.__name__ for kind in set(types)}
+    kinds = list(map(names_of.__getitem__, types))
+    counted, shared, storages, not_counted = _count(nodes, kinds, modules)
     skipped: dict[int, int] = {}
     for item in not_counted:
         skipped[item.node] = skipped.get(item.node, 0) + 1
     paths: list[str | None] = [None] * len(nodes)
     chains: _Calls = [[]] * len(nodes)
-    kinds = [type(fn).__name__ for fn in nodes]
     if modules is not None:
         chains = _chains(modules, nodes)
         paths = [  # a node a call made is in that call's module
@@ -540,14 +411,19 @@ def _report(nodes: list[Node], modules: ModuleTrace | None) -> SavedMemory:
             for chain, fn, kind in zip(chains, nodes, kinds, strict=True)
         ]
     report = SavedMemory(storages=storages, not_counted=not_counted)
-    for i in sorted({*counted, *shared, *skipped}):
-        a, p, b = counted.get(i, [0, 0, 0])
+    shown = {kind: visible(kind) for kind in names_of.values()}
+    rows = report.nodes
+    none = [0, 0, 0]
+    for i in range(len(nodes)):
+        if i not in counted and i not in shared and i not in skipped:
+            continue
+        a, p, b = counted.get(i, none)
         call = chains[i][0][1] if chains[i] else None
-        kind = visible(kinds[i])
         row = NodeRow(
-            i, kind, paths[i], call, a, p, b, shared.get(i, 0), skipped.get(i, 0)
-        )
-        report.nodes.append(row)
+            i, shown[kinds[i]], paths[i], call, a, p, b, shared.get(i, 0),
+            skipped.get(i, 0),
+        )  # fmt: skip
+        rows.append(row)
     if modules is not None:
         _add_modules(report, paths, chains, counted)
     return report
@@ -618,4 +494,4 @@ def saved_memory(
     if root is None:
         return SavedMemory()
     with gc_paused():  # many small objects: no scans of the graph meanwhile
-        return _report(walk(root).nodes, modules)
+        return saved_report(walk(root).nodes, modules)
