@@ -29,6 +29,15 @@ from autograd_notes._checks import arg_error, type_name
 from autograd_notes.diff import GraphDiff
 from autograd_notes.fold import Fold, find_folds, fold_title, folds_to_depth
 from autograd_notes.labels import Names, format_bytes, outputs_text, short_leaf, visible
+from autograd_notes.runs import (
+    ALPHABET,
+    MIN_STRETCH,
+    pack,
+    steps,
+    stretches,
+    summary,
+    unpack,
+)
 from autograd_notes.saved import saved_shapes
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.view import View, build_view, check_args, entry_parts, fold_summary
@@ -90,10 +99,10 @@ class GraphHtml:
         return target
 
 
-def _saved(node: Node) -> list[list[object]]:
-    """``[shape, dtype, bytes]`` per tensor ``node`` saved (None: freed or none)."""
+def _saved(shapes: tuple[object, ...]) -> list[list[object]]:
+    """``[shape, dtype, bytes]`` per tensor saved (of ``saved_shapes``)."""
     rows: list[list[object]] = []
-    for item in saved_shapes(node):
+    for item in shapes:
         if not isinstance(item, tuple) or len(item) != 2:
             continue
         shape, dtype = item
@@ -108,26 +117,6 @@ def _depth(path: str) -> int:
     return 0 if not path else path.count(".") + 1
 
 
-def _ints(values: list[int]) -> list[int] | dict[str, list[int]]:
-    """``values``, or ``{"s": [first, step, count, ...]}``: evenly spaced pieces.
-
-    The pieces are taken when they are shorter (the calls of a fold link to
-    the call before: one piece, after the first call's link from outside).
-    """
-    pieces: list[int] = []
-    i, n = 0, len(values)
-    while i < n and len(pieces) < n:
-        step = values[i + 1] - values[i] if i + 1 < n else 0
-        end = i + 1
-        while end < n and values[end] - values[end - 1] == step:
-            end += 1
-        if end - i == 2 and end < n:  # two apart: the second may start a piece
-            step, end = 0, i + 1
-        pieces += [values[i], step, end - i]
-        i = end
-    return {"s": pieces} if len(pieces) < n else values
-
-
 class _Tree:
     """Groups (rows ``[parent, kind, label, title, note, path]``) and owners.
 
@@ -135,8 +124,11 @@ class _Tree:
     call of a fold (parent -1: the call itself).
     """
 
-    def __init__(self, view: View, folds: list[Fold], fold_of: list[int]) -> None:
+    def __init__(
+        self, view: View, folds: list[Fold], fold_of: list[int], *, stretch: bool
+    ) -> None:
         self.view = view
+        self.stretch = stretch  # many nodes of one module: a box of nodes
         self.rows: list[list[object]] = []
         self.owner: dict[int, int] = {}
         self.module_of = view.module_of or [None] * len(view.graph.nodes)
@@ -186,6 +178,9 @@ class _Tree:
                     break
                 path = key
                 direct, subs = self._keys(path, nodes)
+            if self.stretch and len(direct) > MIN_STRETCH:
+                note = summary(self.view.kinds, direct)
+                item = self.add(item, "nodes", "", f"{len(direct):,} nodes", note, None)
             for i in direct:
                 self.owner[i] = item
             for key, members in subs.items():
@@ -202,10 +197,21 @@ class _Tree:
                     work.append((sub, key, members))
 
 
-def _tree(view: View, names: Names, folds: list[Fold], fold_of: list[int]) -> _Tree:
-    tree = _Tree(view, folds, fold_of)
-    tops = len(view.first)
-    for e in range(tops):
+def _tree(
+    view: View, names: Names, folds: list[Fold], fold_of: list[int]
+) -> tuple[_Tree, list[range]]:
+    """The items of the page, and the view's entries each top-level item shows."""
+    tree = _Tree(view, folds, fold_of, stretch=True)
+    tops = stretches(view)
+    for top in tops:
+        if len(top) > 1:  # many entries outside modules: one box of nodes
+            members = _stretch_nodes(view, top)
+            start, end = view.node_id(top[0]), view.node_id(top[-1])
+            label = f"[{start.split('-')[0]}-{end.split('-')[-1]}]"
+            title = f"{len(members):,} nodes"
+            tree.add(-1, "nodes", label, title, summary(view.kinds, members), None)
+            continue
+        e = top[0]
         parts = entry_parts(view, e, names, False)
         label = f"[{view.node_id(e)}]"
         fold = view.folds.get(e)
@@ -215,18 +221,25 @@ def _tree(view: View, names: Names, folds: list[Fold], fold_of: list[int]) -> _T
             kind = "node"
         path = None if group is None or fold else group
         tree.add(-1, kind, label, parts.title, parts.note, path)
-    for e in range(tops):
+    for item, top in enumerate(tops):
+        e = top[0]
         fold = view.folds.get(e)
         group = view.group[e]
         if fold is not None:
-            tree.open_fold(e, fold)
+            tree.open_fold(item, fold)
         elif group is not None:
-            tree.split(e, group, view.members[e])
+            tree.split(item, group, view.members[e])
         else:
-            first = view.first[e]
-            for i in range(first, first + view.sizes[e]):
-                tree.owner[i] = e
-    return tree
+            tree.owner.update(dict.fromkeys(_stretch_nodes(view, top), item))
+    return tree, tops
+
+
+def _stretch_nodes(view: View, entries: range) -> list[int] | range:
+    """The nodes of the view's ``entries`` (a run of entries in no group)."""
+    first, sizes = view.first, view.sizes
+    if not view.members:  # entries in walk order, each its nodes in a row
+        return range(first[entries[0]], first[entries[-1]] + sizes[entries[-1]])
+    return [i for e in entries for i in view.members[e]]
 
 
 class _Tables:
@@ -236,6 +249,7 @@ class _Tables:
         self.kinds: dict[str, int] = {}
         self.paths: dict[str | None, int] = {}
         self.saves: dict[str, int] = {}
+        self.shapes: dict[tuple[object, ...], int] = {}  # saved_shapes -> save
 
     def kind(self, kind: str) -> int:
         return self.kinds.setdefault(kind, len(self.kinds))
@@ -244,7 +258,12 @@ class _Tables:
         return self.paths.setdefault(path, len(self.paths))
 
     def save(self, node: Node) -> int:
-        return self.saves.setdefault(json.dumps(_saved(node)), len(self.saves))
+        shapes = saved_shapes(node)
+        found = self.shapes.get(shapes)
+        if found is None:
+            text = json.dumps(_saved(shapes))
+            found = self.shapes[shapes] = self.saves.setdefault(text, len(self.saves))
+        return found
 
 
 def _fold_data(
@@ -260,7 +279,7 @@ def _fold_data(
     graph, module_of = view.graph, tree.module_of
     starts, inputs = graph.starts, graph.inputs
     first, base = fold.nodes[0], fold.paths[0]
-    template = _Tree(view, tree.folds, tree.fold_of)
+    template = _Tree(view, tree.folds, tree.fold_of, stretch=False)
     template.split(-1, base, list(first))
     position = {i: p for p, i in enumerate(first)}
     rels = [(module_of[i] or "")[len(base) :] for i in first]
@@ -297,8 +316,8 @@ def _fold_data(
         "item": item,
         "n": len(fold.nodes),
         "m": len(first),
-        "at": _ints([tables.path(p) for p in fold.paths]),
-        "call": _ints(fold.call_index),
+        "at": steps([tables.path(p) for p in fold.paths]),
+        "call": steps(fold.call_index),
         "kind": [tables.kind(view.kinds[i]) for i in first],
         "save": [tables.save(graph.nodes[i]) for i in first],
         "rel": rels,
@@ -306,7 +325,7 @@ def _fold_data(
         "subs": subs,
         "degree": [starts[i + 1] - starts[i] for i in first],
         "input": codes,
-        "ext": [_ints(targets) for targets in ext],
+        "ext": [steps(targets) for targets in ext],
         "fix": fixes,
     }
 
@@ -334,30 +353,40 @@ def _node_data(
     for v, i in enumerate(real):
         ids[i] = v
     tables = _Tables()
-    starts, inputs = graph.starts, graph.inputs
+    starts, inputs, fns = graph.starts, graph.inputs, graph.nodes
+    module_of = view.module_of or [None] * n
+    kinds, save = view.kinds, tables.save
+    types: dict[tuple[str, int, str | None, int], int] = {}  # kind, degree, path, save
+    of_type = [
+        types.setdefault(
+            (kinds[i], starts[i + 1] - starts[i], module_of[i], save(fns[i])),
+            len(types),
+        )
+        for i in real
+    ]
+    owner = tree.owner.get
     data: dict[str, object] = {
-        "walk": _ints(real),
-        "kind": [tables.kind(view.kinds[i]) for i in real],
-        "owner": [tree.owner.get(i, -1) for i in real],
-        "degree": [starts[i + 1] - starts[i] for i in real],
-        "input": [
-            ids[inputs[k]] - ids[i]
-            for i in real
-            for k in range(starts[i], starts[i + 1])
-        ],
-        "path": [
-            tables.path(view.module_of[i] if view.module_of else None) for i in real
-        ],
-        "save": [tables.save(graph.nodes[i]) for i in real],
+        "walk": pack(real),
+        "type": pack(of_type),
+        "types": [[tables.kind(k), d, tables.path(p), v] for k, d, p, v in types],
+        "owner": pack([owner(i, -1) for i in real]),
+        "input": pack(
+            [
+                ids[inputs[k]] - ids[i]
+                for i in real
+                for k in range(starts[i], starts[i + 1])
+            ]
+        ),
     }
     data["folds"] = [
         _fold_data(view, tree, item, fold, ids, tables) for item, fold in tree.opened
     ]
     texts: list[list[object]] = []
     for i in real:
-        text = _node_text(view, i, names)
-        if text:
-            texts.append([ids[i], text])
+        if kinds[i] == LEAF or fns[i] in names.outputs:
+            text = _node_text(view, i, names)
+            if text:
+                texts.append([ids[i], text])
     if names.outputs:  # a named tensor made inside a folded call
         for i in range(n):
             if ids[i] >= len(real) and graph.nodes[i] in names.outputs:
@@ -445,7 +474,7 @@ def _diff_data(
         ],
         "modules": changed,
         "items": notes,
-        "added": _ints(sorted(added)),
+        "added": steps(sorted(added)),
         "removed": removed,
     }
 
@@ -467,7 +496,7 @@ def _diff_texts(
 ) -> list[str]:
     """The top-level texts with what changed, as view.js writes them."""
     added = Counter[int]()
-    page_ids = set(_expand(found["added"]))
+    page_ids = set(unpack(found["added"]))
     if page_ids:
         fold_item = {}
         for item, fold in tree.opened:
@@ -488,22 +517,23 @@ def _diff_texts(
     return shown
 
 
-def _expand(values: list[int] | dict[str, list[int]]) -> list[int]:
-    if isinstance(values, list):
-        return values
-    s = values["s"]
-    return [s[i] + k * s[i + 1] for i in range(0, len(s), 3) for k in range(s[i + 2])]
+def _static_svg(view: View, shown: list[range], texts: list[str]) -> str:
+    """The top level drawn as the script first draws it (see view.js layout).
 
-
-def _static_svg(view: View, texts: list[str]) -> str:
-    """The top level drawn as the script first draws it (see view.js layout)."""
-    tops = len(view.first)
+    Box ``t`` shows the view's entries ``shown[t]``.
+    """
+    tops = len(shown)
+    top_of = [0] * len(view.first)
+    for t, entries in enumerate(shown):
+        for e in entries:
+            top_of[e] = t
     out: list[dict[int, None]] = [{} for _ in range(tops)]
-    for e in range(tops):
-        for k in view.inputs_of(e):
-            if k != e:
-                out[e][k] = None
-    order = sorted(range(tops), key=lambda e: view.first[e])
+    starts, inputs = view.starts, view.inputs
+    for e, t in enumerate(top_of):
+        for k in inputs[starts[e] : starts[e + 1]]:
+            if top_of[k] != t:
+                out[t][top_of[k]] = None
+    order = sorted(range(tops), key=lambda t: view.first[shown[t][0]])
     layer = _layers(order, [list(o) for o in out])
     placed: dict[int, list[int]] = {}
     for e in order:
@@ -655,23 +685,24 @@ def to_html(
         view = build_view(node, index, collapse, modules, 1 if modules else None,
                           folding=folding)  # fmt: skip
         folds, fold_of = found[0] if found else ([], [-1] * len(view.graph.nodes))
-        tree = _tree(view, index, folds, fold_of)
+        tree, tops = _tree(view, index, folds, fold_of)
         nodes, ids = _node_data(view, index, tree)
         data = {
             "title": title,
             "box": [_CHAR, _HEIGHT, _GAP_X, _GAP_Y, _MAX_CHARS],
             "spread": _SPREAD,
-            "tops": len(view.first),
+            "alphabet": ALPHABET,  # runs.pack writes small values as these
+            "tops": len(tops),
             "anomaly": view.anomaly,  # else: which nodes a backward made is unknown
             "items": tree.rows,
             **nodes,
         }
-        shown = [f"{row[2]} {row[3]}" for row in tree.rows[: len(view.first)]]
+        shown = [f"{row[2]} {row[3]}" for row in tree.rows[: len(tops)]]
         if changes is not None:
             data["diff"] = found_diff = _diff_data(view, tree, changes, modules, ids)
             shown = _diff_texts(shown, found_diff, tree, ids)
     payload = _script(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
-    svg = _static_svg(view, shown)  # inline: no namespace needed
+    svg = _static_svg(view, tops, shown)  # inline: no namespace needed
     page = (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'

@@ -31,11 +31,55 @@ def _stack() -> tuple[torch.nn.Module, torch.Tensor]:
     return model, torch.randn(3, 4)
 
 
-def _ints(x: Any) -> list[int]:
+def _ints(x: Any, alphabet: str = "") -> list[int]:
+    """A list of view.js's data: as it is, evenly spaced pieces, or patterns."""
     if isinstance(x, list):
         return x
-    s = x["s"]
-    return [s[i] + k * s[i + 1] for i in range(0, len(s), 3) for k in range(s[i + 2])]
+    if "s" in x:
+        s = x["s"]
+        return [
+            s[i] + k * s[i + 1] for i in range(0, len(s), 3) for k in range(s[i + 2])
+        ]
+    found: list[int] = []
+    for pattern, times in zip(x["r"][::2], x["r"][1::2], strict=True):
+        if isinstance(pattern, str):
+            pattern = [alphabet.index(c) for c in pattern]
+        found += pattern * times
+    return found
+
+
+def _stretches(d: dict[str, Any], items: list[Any], owner: list[int]) -> None:
+    """Open each box of many nodes into boxes of nodes, as view.js does."""
+    members: dict[int, list[int]] = {}
+    for n in range(len(d["walk_index"])):
+        if owner[n] >= 0 and d["items"][owner[n]][1] == "nodes":
+            members.setdefault(owner[n], []).append(n)
+    spread, walk = d["spread"], d["walk_index"]
+    for item, nodes in members.items():
+        span, stack = 1, []
+        while -(-len(nodes) // span) > spread:
+            span *= spread
+        if span == 1:
+            continue
+
+        def kids(
+            parent: int, lo: int, hi: int, sp: int, stack: list[Any] = stack
+        ) -> None:
+            for a in range(-(-(hi - lo) // sp) - 1, -1, -1):
+                stack.append((parent, lo + a * sp, min(hi, lo + (a + 1) * sp), sp))
+
+        kids(item, 0, len(nodes), span)
+        while stack:
+            parent, lo, hi, sp = stack.pop()
+            box = len(items)
+            if sp > spread:
+                kids(box, lo, hi, sp // spread)
+            else:
+                for m in range(lo, hi):
+                    owner[nodes[m]] = box
+            first, last = walk[nodes[lo]], walk[nodes[hi - 1]]
+            items.append([parent, "nodes", "", f"nodes {first:,}–{last:,}",
+                          f"{hi - lo:,} nodes", None])  # fmt: skip
 
 
 def _calls(d: dict[str, Any], f: dict[str, Any], items: list[Any]) -> list[int]:
@@ -75,15 +119,17 @@ def _data(page: GraphHtml) -> dict[str, Any]:
     assert found is not None
     d: dict[str, Any] = json.loads(found.group(1))
     items = list(d["items"])
-    real = len(d["kind"])
-    owner, kind = list(d["owner"]), [d["kinds"][k] for k in d["kind"]]
-    module = [d["paths"][p] for p in d["path"]]
-    saved = [d["saves"][s] for s in d["save"]]
+    types = [d["types"][t] for t in _ints(d["type"], d["alphabet"])]
+    real, flat = len(types), _ints(d["input"], d["alphabet"])
+    owner, kind = _ints(d["owner"], d["alphabet"]), [d["kinds"][t[0]] for t in types]
+    module = [d["paths"][t[2]] for t in types]
+    saved = [d["saves"][t[3]] for t in types]
+    d["walk_index"] = _ints(d["walk"], d["alphabet"])
     inputs: list[list[int]] = []
     k = 0
-    for n in range(real):
-        inputs.append([n + x for x in d["input"][k : k + d["degree"][n]]])
-        k += d["degree"][n]
+    for n, t in enumerate(types):
+        inputs.append([n + x for x in flat[k : k + t[1]]])
+        k += t[1]
     base = real
     for f in d["folds"]:
         at, ext = _ints(f["at"]), [_ints(e) for e in f["ext"]]
@@ -103,6 +149,7 @@ def _data(page: GraphHtml) -> dict[str, Any]:
                 k += f["degree"][p]
                 inputs.append(row)
             base += f["m"]
+    _stretches(d, items, owner)
     d.update(items=items, owner=owner, kind_names=kind, module=module, saved=saved,
              inputs=inputs)  # fmt: skip
     return d
@@ -255,7 +302,7 @@ def test_gpt2_shape_twelve_blocks_one_fold_every_node_within_3_clicks() -> None:
     assert [t[3] for t in tops if t[1] == "fold"] == ["h.0–h.11 × 12"]
     [fold] = data["folds"]
     assert fold["n"] == 12  # stored once: one template call of fold["m"] nodes
-    assert len(data["kind"]) + 12 * fold["m"] == len(walk_graph(loss))
+    assert len(data["walk_index"]) + 12 * fold["m"] == len(walk_graph(loss))
     clicks = _clicks(data)
     assert len(clicks) == len(walk_graph(loss))
     assert max(clicks) <= 3, Counter(clicks)
