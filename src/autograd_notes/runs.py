@@ -153,6 +153,24 @@ def unpack(data: list[int] | dict[str, list[object]]) -> list[int]:
     return out
 
 
+def by_slot(flat: list[int], degrees: list[int]) -> list[list[int]]:
+    """Node ``n``'s ``degrees[n]`` values of ``flat`` dealt out: first ones, second ...
+
+    Where each node has one value at most, ``[flat]``. Apart, each is
+    regular more often (a chain's links to the node after, a shared input's).
+    """
+    widest = max(degrees, default=0)
+    if widest <= 1:
+        return [flat]
+    columns: list[list[int]] = [[] for _ in range(widest)]
+    at = 0
+    for degree in degrees:
+        for k in range(degree):
+            columns[k].append(flat[at + k])
+        at += degree
+    return columns
+
+
 def stretches(view: View) -> list[range]:
     """The top-level entries, each alone or, outside modules, in long stretches.
 

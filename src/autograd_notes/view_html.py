@@ -32,6 +32,7 @@ from autograd_notes.labels import Names, format_bytes, outputs_text, short_leaf,
 from autograd_notes.runs import (
     ALPHABET,
     MIN_STRETCH,
+    by_slot,
     pack,
     steps,
     stretches,
@@ -370,13 +371,17 @@ def _node_data(
         "type": pack(of_type),
         "types": [[tables.kind(k), d, tables.path(p), v] for k, d, p, v in types],
         "owner": pack([owner(i, -1) for i in real]),
-        "input": pack(
-            [
-                ids[inputs[k]] - ids[i]
-                for i in real
-                for k in range(starts[i], starts[i + 1])
-            ]
-        ),
+        "input": [  # offsets to the first inputs, the second inputs, ...
+            pack(column)
+            for column in by_slot(
+                [
+                    ids[inputs[k]] - ids[i]
+                    for i in real
+                    for k in range(starts[i], starts[i + 1])
+                ],
+                [starts[i + 1] - starts[i] for i in real],
+            )
+        ],
     }
     data["folds"] = [
         _fold_data(view, tree, item, fold, ids, tables) for item, fold in tree.opened

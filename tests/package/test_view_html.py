@@ -120,7 +120,13 @@ def _data(page: GraphHtml) -> dict[str, Any]:
     d: dict[str, Any] = json.loads(found.group(1))
     items = list(d["items"])
     types = [d["types"][t] for t in _ints(d["type"], d["alphabet"])]
-    real, flat = len(types), _ints(d["input"], d["alphabet"])
+    columns = [_ints(c, d["alphabet"]) for c in d["input"]]
+    flat, taken = [], [0] * len(columns)
+    for t in types:  # each node's offsets: a first one, a second one, ...
+        for slot in range(t[1]):
+            flat.append(columns[slot][taken[slot]])
+            taken[slot] += 1
+    real = len(types)
     owner, kind = _ints(d["owner"], d["alphabet"]), [d["kinds"][t[0]] for t in types]
     module = [d["paths"][t[2]] for t in types]
     saved = [d["saves"][t[3]] for t in types]

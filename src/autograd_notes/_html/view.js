@@ -116,7 +116,10 @@
       t = D.types[type[n]];
       D.kind.push(t[0]); D.degree.push(t[1]); D.path.push(t[2]); D.save.push(t[3]);
     }
-    D.owner = ints(D.owner); D.input = ints(D.input);
+    D.owner = ints(D.owner);
+    var columns = D.input.map(ints), at = columns.map(function () { return 0; });
+    D.input = []; // the offsets to each node's inputs, in order (runs.by_slot)
+    for (n = 0; n < type.length; n++) for (var k = 0; k < D.degree[n]; k++) D.input.push(columns[k][at[k]++]);
   })();
   function commas(k) { return String(k).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
   var items = D.items.slice(), R = D.kind.length, N = R, E = D.input.length, n, k, f, j, p;
