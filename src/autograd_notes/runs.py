@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from string import ascii_letters, digits
+from typing import Any
 
 from autograd_notes.view import View
 
@@ -88,9 +89,9 @@ def _extent(values: list[int], i: int, period: int) -> int:
     return ok
 
 
-def _repeats(values: list[int]) -> list[object]:
-    """``[pattern, times, ...]``: the values as patterns, each repeated."""
-    pieces: list[object] = []
+def _repeats(values: list[int]) -> list[tuple[str | list[int], int]]:
+    """``(pattern, times)``: the values as patterns, each repeated."""
+    pieces: list[tuple[str | list[int], int]] = []
     literal: list[int] = []
     i, n = 0, len(values)
     while i < n:
@@ -110,38 +111,40 @@ def _repeats(values: list[int]) -> list[object]:
             i += _BLOCK
             continue
         if literal:
-            pieces += [_written(literal), 1]
+            pieces.append((_written(literal), 1))
             literal = []
-        pieces += [_written(values[i : i + found]), times]
+        pieces.append((_written(values[i : i + found]), times))
         i += times * found
     if literal:
-        pieces += [_written(literal), 1]
+        pieces.append((_written(literal), 1))
     return pieces
 
 
-def pack(values: list[int]) -> list[int] | dict[str, list[object]]:
+def pack(values: list[int]) -> list[int] | dict[str, list[Any]]:
     """``values`` as :func:`steps` writes them, or as repeated patterns, if shorter.
 
     ``{"r": [pattern, times, ...]}``: a pattern is a list of ints, or a
     string of one :data:`ALPHABET` character per value.
     """
     if len(values) < _SHORT:
-        return steps(values)  # type: ignore[return-value]
+        return steps(values)
     found = steps(values, limit=len(values) // 16)
     if isinstance(found, dict):
-        return found  # type: ignore[return-value]
+        return found
     pieces = _repeats(values)
     # a character is one byte, a number in a list two at least
-    size = sum(len(p) if isinstance(p, str) else 2 * len(p) for p in pieces[::2])
-    return {"r": pieces} if size < 2 * len(values) else values
+    size = sum(len(p) if isinstance(p, str) else 2 * len(p) for p, _ in pieces)
+    if size >= 2 * len(values):
+        return values
+    return {"r": [part for piece in pieces for part in piece]}
 
 
-def unpack(data: list[int] | dict[str, list[object]]) -> list[int]:
+def unpack(data: list[int] | dict[str, list[Any]]) -> list[int]:
     """The values :func:`pack` (or :func:`steps`) wrote."""
     if isinstance(data, list):
         return data
     if "s" in data:
-        s: list[int] = data["s"]  # type: ignore[assignment]
+        s: list[int] = data["s"]
         return [
             s[i] + k * s[i + 1] for i in range(0, len(s), 3) for k in range(s[i + 2])
         ]
@@ -149,7 +152,7 @@ def unpack(data: list[int] | dict[str, list[object]]) -> list[int]:
     pieces = data["r"]
     for pattern, times in zip(pieces[::2], pieces[1::2], strict=True):
         values = [_DIGIT[c] for c in pattern] if isinstance(pattern, str) else pattern
-        out += values * times  # type: ignore[operator]
+        out += values * times
     return out
 
 

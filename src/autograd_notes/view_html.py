@@ -27,21 +27,19 @@ from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, type_name
 from autograd_notes.diff import GraphDiff
-from autograd_notes.fold import Fold, find_folds, fold_title, folds_to_depth
+from autograd_notes.fold import Fold, find_folds, folds_to_depth
 from autograd_notes.labels import Names, format_bytes, outputs_text, short_leaf, visible
+from autograd_notes.page_items import Tree, page_tree
 from autograd_notes.runs import (
     ALPHABET,
-    MIN_STRETCH,
     by_slot,
     pack,
     steps,
-    stretches,
-    summary,
     unpack,
 )
 from autograd_notes.saved import saved_shapes
 from autograd_notes.trace import ModuleTrace
-from autograd_notes.view import View, build_view, check_args, entry_parts, fold_summary
+from autograd_notes.view import View, build_view, check_args
 from autograd_notes.walk import LEAF, Graph, gc_paused, leaf_of, runs_no_user_code
 
 __all__ = ["GraphHtml", "to_html"]
@@ -114,135 +112,6 @@ def _saved(shapes: tuple[object, ...]) -> list[list[object]]:
     return rows
 
 
-def _depth(path: str) -> int:
-    return 0 if not path else path.count(".") + 1
-
-
-class _Tree:
-    """Groups (rows ``[parent, kind, label, title, note, path]``) and owners.
-
-    The tree of the page (``owner`` by walk index), or the template of one
-    call of a fold (parent -1: the call itself).
-    """
-
-    def __init__(
-        self, view: View, folds: list[Fold], fold_of: list[int], *, stretch: bool
-    ) -> None:
-        self.view = view
-        self.stretch = stretch  # many nodes of one module: a box of nodes
-        self.rows: list[list[object]] = []
-        self.owner: dict[int, int] = {}
-        self.module_of = view.module_of or [None] * len(view.graph.nodes)
-        self.folds, self.fold_of = folds, fold_of
-        self.opened: list[tuple[int, Fold]] = []  # fold items, in order made
-
-    def add(self, parent: int, kind: str, label: str, title: str, note: str,
-            path: str | None) -> int:  # fmt: skip
-        self.rows.append([parent, kind, label, title, note, path])
-        return len(self.rows) - 1
-
-    def open_fold(self, item: int, fold: Fold) -> None:
-        """Record ``item`` as ``fold`` (its calls come from a template); its leaves."""
-        self.opened.append((item, fold))
-        if len(fold.leaves) > 1:  # the parameters of every call, as one box
-            note = f"{len(fold.leaves):,} AccumulateGrad nodes"
-            item = self.add(item, "run", "", "parameters", note, None)
-        for i in fold.leaves:
-            self.owner[i] = item
-
-    def _keys(
-        self, path: str, nodes: list[int]
-    ) -> tuple[list[int], dict[str | int, list[int]]]:
-        """Nodes of ``path`` itself, and the others by submodule or fold below it."""
-        subs: dict[str | int, list[int]] = {}
-        direct: list[int] = []
-        for i in nodes:
-            f, here = self.fold_of[i], self.module_of[i]
-            if f >= 0 and _depth(self.folds[f].paths[0]) > _depth(path):
-                subs.setdefault(f, []).append(i)
-            elif here is None or _depth(here) <= _depth(path):
-                direct.append(i)
-            else:
-                key = ".".join(here.split(".")[: _depth(path) + 1])
-                subs.setdefault(key, []).append(i)
-        return direct, subs
-
-    def split(self, item: int, path: str, nodes: list[int]) -> None:
-        """Give ``nodes`` of module ``path`` to ``item``, a group per submodule."""
-        work = [(item, path, nodes)]
-        while work:
-            item, path, nodes = work.pop(0)
-            direct, subs = self._keys(path, nodes)
-            while not direct and len(subs) == 1:  # one submodule holds all: go down
-                key = next(iter(subs))
-                if not isinstance(key, str):
-                    break
-                path = key
-                direct, subs = self._keys(path, nodes)
-            if self.stretch and len(direct) > MIN_STRETCH:
-                note = summary(self.view.kinds, direct)
-                item = self.add(item, "nodes", "", f"{len(direct):,} nodes", note, None)
-            for i in direct:
-                self.owner[i] = item
-            for key, members in subs.items():
-                if isinstance(key, int):
-                    fold = self.folds[key]
-                    note = fold_summary(self.view, fold)
-                    title = fold_title(fold)
-                    self.open_fold(self.add(item, "fold", "", title, note, None), fold)
-                elif len(members) == 1:
-                    self.owner[members[0]] = item
-                else:
-                    count = f"module: {len(members):,} nodes"
-                    sub = self.add(item, "module", "", visible(key), count, key)
-                    work.append((sub, key, members))
-
-
-def _tree(
-    view: View, names: Names, folds: list[Fold], fold_of: list[int]
-) -> tuple[_Tree, list[range]]:
-    """The items of the page, and the view's entries each top-level item shows."""
-    tree = _Tree(view, folds, fold_of, stretch=True)
-    tops = stretches(view)
-    for top in tops:
-        if len(top) > 1:  # many entries outside modules: one box of nodes
-            members = _stretch_nodes(view, top)
-            start, end = view.node_id(top[0]), view.node_id(top[-1])
-            label = f"[{start.split('-')[0]}-{end.split('-')[-1]}]"
-            title = f"{len(members):,} nodes"
-            tree.add(-1, "nodes", label, title, summary(view.kinds, members), None)
-            continue
-        e = top[0]
-        parts = entry_parts(view, e, names, False)
-        label = f"[{view.node_id(e)}]"
-        fold = view.folds.get(e)
-        group = view.group[e]
-        kind = "fold" if fold else "module" if group is not None else "run"
-        if group is None and view.sizes[e] == 1:
-            kind = "node"
-        path = None if group is None or fold else group
-        tree.add(-1, kind, label, parts.title, parts.note, path)
-    for item, top in enumerate(tops):
-        e = top[0]
-        fold = view.folds.get(e)
-        group = view.group[e]
-        if fold is not None:
-            tree.open_fold(item, fold)
-        elif group is not None:
-            tree.split(item, group, view.members[e])
-        else:
-            tree.owner.update(dict.fromkeys(_stretch_nodes(view, top), item))
-    return tree, tops
-
-
-def _stretch_nodes(view: View, entries: range) -> list[int] | range:
-    """The nodes of the view's ``entries`` (a run of entries in no group)."""
-    first, sizes = view.first, view.sizes
-    if not view.members:  # entries in walk order, each its nodes in a row
-        return range(first[entries[0]], first[entries[-1]] + sizes[entries[-1]])
-    return [i for e in entries for i in view.members[e]]
-
-
 class _Tables:
     """Tables the page shares: node kinds, module paths, saved signatures."""
 
@@ -268,7 +137,7 @@ class _Tables:
 
 
 def _fold_data(
-    view: View, tree: _Tree, item: int, fold: Fold, ids: list[int], tables: _Tables
+    view: View, tree: Tree, item: int, fold: Fold, ids: list[int], tables: _Tables
 ) -> dict[str, object]:
     """One fold: a template call (its nodes, links and groups), what differs per call.
 
@@ -280,7 +149,7 @@ def _fold_data(
     graph, module_of = view.graph, tree.module_of
     starts, inputs = graph.starts, graph.inputs
     first, base = fold.nodes[0], fold.paths[0]
-    template = _Tree(view, tree.folds, tree.fold_of, stretch=False)
+    template = Tree(view, tree.folds, tree.fold_of, stretch=False)
     template.split(-1, base, list(first))
     position = {i: p for p, i in enumerate(first)}
     rels = [(module_of[i] or "")[len(base) :] for i in first]
@@ -332,7 +201,7 @@ def _fold_data(
 
 
 def _node_data(
-    view: View, names: Names, tree: _Tree
+    view: View, names: Names, tree: Tree
 ) -> tuple[dict[str, object], list[int]]:
     """Per node, compact (view.js decodes): real nodes in full, folds by template.
 
@@ -424,7 +293,7 @@ def _check_diff(diff: object, modules: ModuleTrace | None) -> GraphDiff | None:
 
 
 def _diff_data(
-    view: View, tree: _Tree, diff: GraphDiff, modules: ModuleTrace | None,
+    view: View, tree: Tree, diff: GraphDiff, modules: ModuleTrace | None,
     ids: list[int],
 ) -> dict[str, object]:  # fmt: skip
     """What the page shows of ``diff``: added nodes (page ids), module changes.
@@ -497,7 +366,7 @@ def _width(text: str) -> int:
 
 
 def _diff_texts(
-    texts: list[str], found: dict[str, Any], tree: _Tree, ids: list[int]
+    texts: list[str], found: dict[str, Any], tree: Tree, ids: list[int]
 ) -> list[str]:
     """The top-level texts with what changed, as view.js writes them."""
     added = Counter[int]()
@@ -690,7 +559,7 @@ def to_html(
         view = build_view(node, index, collapse, modules, 1 if modules else None,
                           folding=folding)  # fmt: skip
         folds, fold_of = found[0] if found else ([], [-1] * len(view.graph.nodes))
-        tree, tops = _tree(view, index, folds, fold_of)
+        tree, tops = page_tree(view, index, folds, fold_of)
         nodes, ids = _node_data(view, index, tree)
         data = {
             "title": title,
