@@ -518,6 +518,11 @@ def to_html(
     nodes by kind or module path; drag, wheel, arrows and ``+``/``-`` pan and
     zoom. Nothing is fetched; two runs give the same bytes.
 
+    More than 50 entries in a row outside modules are one box of nodes, as
+    are a module's own nodes where it has more than 50: it opens to boxes of
+    at most 50 nodes each, down to the nodes. Nodes that repeat a pattern
+    are stored once, so a chain of a million such nodes makes a small page.
+
     ``diff``, from :func:`.diff_graphs` with ``root``'s graph as ``after``,
     shows what changed: added nodes are marked ``+ new``, each module's box
     says its change in saved bytes (``saved -1.5 MiB``), and the details
