@@ -10,6 +10,8 @@ What is read per node class (the ``_raw_saved_*`` names) is read once.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import accumulate, repeat
+from operator import add, attrgetter, itemgetter, lt, methodcaller
 from typing import NamedTuple
 
 import torch
@@ -84,6 +86,13 @@ def _function_items(node: BackwardCFunction) -> Iterator[tuple[str, object]]:
                 yield f"ctx.{name}{suffix}", item
 
 
+def _raw_or_none(node: Node, attr: str) -> object:
+    try:
+        return getattr(node, attr)
+    except RuntimeError:  # freed by backward
+        return None
+
+
 class Saves:
     """What the nodes saved: each storage's saves ``(node, tensor)``, by key."""
 
@@ -92,60 +101,100 @@ class Saves:
         self.skipped: list[Skipped] = []
         self.frames: set[int] = set()
         self.devices: dict[torch.device, str] = {}
-        # node class -> its ``_raw_saved_*`` names; None: a custom Function
-        self.attrs: dict[type, tuple[str, ...] | None] = {}
 
     def read(self, nodes: list[Node]) -> None:
-        """Read every value ``nodes`` saved (node ``i`` is ``nodes[i]``)."""
-        attrs_of, saves, devices = self.attrs, self.saves, self.devices
-        plain, strided = torch.Tensor, torch.strided
-        for i, node in enumerate(nodes):
-            kind = type(node)
-            if kind not in attrs_of:
-                attrs_of[kind] = (
-                    None
-                    if issubclass(kind, BackwardCFunction)
-                    else tuple(a for a in dir(kind) if a.startswith("_raw_saved_"))
-                )
-            attrs = attrs_of[kind]
-            if attrs is None:
-                for attr, value in _function_items(node):  # type: ignore[arg-type]
-                    self.add(i, attr, value)
+        """Read every value ``nodes`` saved (node ``i`` is ``nodes[i]``).
+
+        Node classes one at a time, each ``_raw_saved_*`` name over all its
+        nodes at once; values off the short path are read afterwards, in
+        walk order, so skipped values and checkpoints come out as one pass
+        over the nodes would find them.
+        """
+        by_class: dict[type, list[int]] = {}
+        for i, kind in enumerate(map(type, nodes)):
+            found = by_class.get(kind)
+            if found is None:
+                by_class[kind] = [i]
+            else:
+                found.append(i)
+        later: list[tuple[int, int, str, object]] = []  # node, order, name, value
+        for kind, indices in by_class.items():
+            members = [nodes[i] for i in indices]
+            if issubclass(kind, BackwardCFunction):
+                for i, node in zip(indices, members, strict=True):
+                    items = _function_items(node)  # type: ignore[arg-type]
+                    later.extend((i, k, *item) for k, item in enumerate(items))
                 continue
-            for attr in attrs:
-                try:
-                    raw = getattr(node, attr)
-                except RuntimeError:  # freed by backward
-                    continue
-                if type(raw) is _SavedTensor and getattr(raw, "unpack_hook", 0) is None:
-                    data = getattr(raw, "data", None)
-                    if data is None:
-                        continue  # not saved
-                    if (
-                        type(data) is plain
-                        and data.layout is strided
-                        and not data.is_nested
-                        and not _wrapped(data)
-                    ):
-                        where = data.device
-                        device = devices.get(where)
-                        if device is None:
-                            device = devices[where] = str(where)
-                        if where.type != "meta":
-                            storage = data.untyped_storage()
-                            key = (device, storage.data_ptr(), storage.nbytes())
-                            found = saves.get(key)
-                            if found is None:
-                                saves[key] = [(i, data)]
-                            else:
-                                found.append((i, data))
-                            continue
-                name = attr.removeprefix("_raw")
+            attrs = [a for a in dir(kind) if a.startswith("_raw_saved_")]
+            for order, attr in enumerate(attrs):
+                self._read_attr(indices, members, attr, order, later)
+        later.sort(key=lambda item: item[:2])
+        for i, _, name, value in later:
+            self.add(i, name, value)
+
+    def _read_attr(
+        self,
+        indices: list[int],
+        members: list[Node],
+        attr: str,
+        order: int,
+        later: list[tuple[int, int, str, object]],
+    ) -> None:
+        """``attr`` of the nodes of one class: plain tensors now, the rest later."""
+        try:
+            raws = list(map(attrgetter(attr), members))
+        except RuntimeError:  # freed by backward: node by node
+            raws = [_raw_or_none(node, attr) for node in members]
+        name = attr.removeprefix("_raw")
+        plain = set(map(type, raws)) == {_SavedTensor}
+        if plain:
+            hooks = list(map(attrgetter("unpack_hook"), raws))
+            plain = hooks.count(None) == len(hooks)
+        if not plain:
+            for i, raw in zip(indices, raws, strict=True):
                 if isinstance(raw, tuple | list):
-                    for k, item in enumerate(raw):
-                        self.add(i, f"{name}[{k}]", item)
-                else:
-                    self.add(i, name, raw)
+                    later.extend(
+                        (i, order, f"{name}[{k}]", item) for k, item in enumerate(raw)
+                    )
+                elif raw is not None:
+                    later.append((i, order, name, raw))
+            return
+        datas = list(map(attrgetter("data"), raws))
+        types = set(map(type, datas))
+        if type(None) in types:  # not saved (no ``in``: a tensor's == is slow)
+            indices = [i for i, d in zip(indices, datas, strict=True) if d is not None]
+            datas = [d for d in datas if d is not None]
+            types.discard(type(None))
+        if not datas:
+            return
+        wheres = set(map(attrgetter("device"), datas))
+        if (
+            types != {torch.Tensor}
+            or set(map(attrgetter("layout"), datas)) != {torch.strided}
+            or any(map(attrgetter("is_nested"), datas))
+            or any(map(_wrapped, datas))
+            or len(wheres) != 1
+            or next(iter(wheres)).type == "meta"
+        ):  # the full rules, one value at a time
+            later.extend(
+                (i, order, name, d) for i, d in zip(indices, datas, strict=True)
+            )
+            return
+        where = next(iter(wheres))
+        device = self.devices.setdefault(where, str(where))
+        storages = list(map(methodcaller("untyped_storage"), datas))
+        keys = zip(
+            repeat(device),
+            map(methodcaller("data_ptr"), storages),
+            map(methodcaller("nbytes"), storages),
+        )
+        saves = self.saves
+        for key, save in zip(keys, zip(indices, datas, strict=True), strict=True):
+            found = saves.get(key)
+            if found is None:
+                saves[key] = [save]
+            else:
+                found.append(save)
 
     def add(self, i: int, attr: str, value: object) -> None:
         """One saved value of node ``i``, by the full rules."""
@@ -190,30 +239,45 @@ class Saves:
         key = (device, storage.data_ptr(), storage.nbytes())
         self.saves.setdefault(key, []).append((i, tensor))
 
-    def groups(self) -> Iterator[tuple[list[Key], int]]:
-        """Storages whose bytes overlap, each group with its bytes (by address)."""
-        starts: dict[str, dict[int, list[int]]] = {}  # device -> start -> sizes
-        for device, start, nbytes in self.saves:
-            if nbytes:
-                starts.setdefault(device, {}).setdefault(start, []).append(nbytes)
-        for device in sorted(starts):
-            sizes = starts[device]
-            members: list[Key] = []
-            size = end = 0
-            for start in sorted(sizes):
-                for nbytes in sorted(sizes[start]):
-                    if members and start < end:
-                        members.append((device, start, nbytes))
-                        grown = max(end, start + nbytes)
-                        size += grown - end
-                        end = grown
-                        continue
-                    if members:
-                        yield members, size
-                    members, size, end = (
-                        [(device, start, nbytes)],
-                        nbytes,
-                        start + nbytes,
-                    )
-            if members:
-                yield members, size
+    def groups(self) -> tuple[list[Key], list[tuple[list[Key], int]]]:
+        """Storages by address: those alone, and groups whose bytes overlap.
+
+        A device where no two storages overlap (the common case) is checked
+        in one pass over the sorted addresses; any other, one storage at a
+        time. Each group comes with its bytes.
+        """
+        alone: list[Key] = []
+        overlapping: list[tuple[list[Key], int]] = []
+        devices = sorted({key[0] for key in self.saves})
+        for device in devices:
+            keys = sorted(k for k in self.saves if k[0] == device and k[2])
+            starts = list(map(itemgetter(1), keys))
+            ends = list(accumulate(map(add, starts, map(itemgetter(2), keys)), max))
+            if not any(map(lt, starts[1:], ends)):
+                alone.extend(keys)
+                continue
+            for members, size in _overlaps(keys):
+                if len(members) == 1:
+                    alone.append(members[0])
+                else:
+                    overlapping.append((members, size))
+        return alone, overlapping
+
+
+def _overlaps(keys: list[Key]) -> Iterator[tuple[list[Key], int]]:
+    """Keys of one device, sorted by address, in groups whose bytes overlap."""
+    members: list[Key] = []
+    size = end = 0
+    for key in keys:
+        start, nbytes = key[1], key[2]
+        if members and start < end:
+            members.append(key)
+            grown = max(end, start + nbytes)
+            size += grown - end
+            end = grown
+            continue
+        if members:
+            yield members, size
+        members, size, end = [key], nbytes, start + nbytes
+    if members:
+        yield members, size

@@ -24,15 +24,18 @@ is the total again.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from operator import attrgetter
+from dataclasses import dataclass
+from itertools import compress
 
 import torch
 from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, type_name
-from autograd_notes._storages import Saves, has_storage
+from autograd_notes._counting import KINDS as _KINDS
+from autograd_notes._counting import Columns, count
+from autograd_notes._storages import Skipped, has_storage
 from autograd_notes.labels import format_bytes, visible
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.walk import (
@@ -45,8 +48,6 @@ from autograd_notes.walk import (
 )
 
 __all__ = ["saved_memory"]
-
-_KINDS = ("activation", "parameter", "buffer")
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,6 @@ class NotCounted:
     reason: str
 
 
-@dataclass
 class SavedMemory:
     """What :func:`.saved_memory` found; ``str()`` prints it as a table.
 
@@ -129,34 +129,101 @@ class SavedMemory:
     ``storages``, each storage counted; ``not_counted``, the values left out.
     """
 
-    nodes: list[NodeRow] = field(default_factory=list)
-    modules: list[ModuleRow] = field(default_factory=list)
-    calls: list[CallRow] = field(default_factory=list)
-    storages: list[StorageRow] = field(default_factory=list)
-    not_counted: list[NotCounted] = field(default_factory=list)
+    def __init__(
+        self,
+        nodes: list[NodeRow] | None = None,
+        modules: list[ModuleRow] | None = None,
+        calls: list[CallRow] | None = None,
+        storages: list[StorageRow] | None = None,
+        not_counted: list[NotCounted] | None = None,
+    ) -> None:
+        self._nodes: list[NodeRow] | None = [] if nodes is None else nodes
+        self.modules = [] if modules is None else modules
+        self.calls = [] if calls is None else calls
+        self._storages: list[StorageRow] | None = storages
+        if storages is None:
+            self._storages = []
+        self._not_counted: list[NotCounted] | None = not_counted
+        if not_counted is None:
+            self._not_counted = []
+        self._found: _Found | None = None  # what rows not made yet come from
+
+    @classmethod
+    def _of_found(
+        cls, found: _Found, modules: list[ModuleRow], calls: list[CallRow]
+    ) -> SavedMemory:
+        report = cls(modules=modules, calls=calls)
+        report._nodes = report._storages = report._not_counted = None
+        report._found = found
+        return report
+
+    @property
+    def nodes(self) -> list[NodeRow]:
+        """Each node that saved anything (made on first use)."""
+        if self._nodes is None:
+            self._nodes = self._lazy().node_rows()
+        return self._nodes
+
+    @property
+    def storages(self) -> list[StorageRow]:
+        """Each storage counted (made on first use)."""
+        if self._storages is None:
+            found = self._lazy()
+            self._storages = found.storage_rows(range(len(found.columns.nbytes)))
+        return self._storages
+
+    @property
+    def not_counted(self) -> list[NotCounted]:
+        """The saved values left out, and why (made on first use)."""
+        if self._not_counted is None:
+            skipped = self._lazy().columns.skipped
+            self._not_counted = [NotCounted(*item) for item in skipped]
+        return self._not_counted
+
+    def _lazy(self) -> _Found:
+        if self._found is None:  # pragma: no cover - set with the rows it makes
+            raise RuntimeError("SavedMemory: rows missing")
+        return self._found
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SavedMemory):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in _FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in _FIELDS)
+        return f"SavedMemory({fields})"
+
+    def _of(self, kind: int | None) -> int:
+        if self._found is not None and self._storages is None:
+            return self._found.columns.total(kind)
+        return sum(
+            row.nbytes
+            for row in self.storages
+            if kind is None or row.kind == _KINDS[kind]
+        )
 
     @property
     def total(self) -> int:
         """Bytes of every storage counted, each once."""
-        return sum(row.nbytes for row in self.storages)
-
-    def _of(self, kind: str) -> int:
-        return sum(row.nbytes for row in self.storages if row.kind == kind)
+        return self._of(None)
 
     @property
     def activations(self) -> int:
         """Bytes of the activations counted."""
-        return self._of("activation")
+        return self._of(0)
 
     @property
     def parameters(self) -> int:
         """Bytes of the parameters counted."""
-        return self._of("parameter")
+        return self._of(1)
 
     @property
     def buffers(self) -> int:
         """Bytes of the buffers counted."""
-        return self._of("buffer")
+        return self._of(2)
 
     def module(self, path: str | None) -> ModuleRow | None:
         """The row of module ``path`` (``""``: the model), if it has one."""
@@ -169,6 +236,70 @@ class SavedMemory:
     def __str__(self) -> str:
         return self.table()
 
+    def _named(self) -> list[StorageRow]:
+        """The storage rows of parameters and buffers."""
+        if self._found is not None and self._storages is None:
+            kinds = self._found.columns.kinds
+            return self._found.storage_rows([j for j, k in enumerate(kinds) if k])
+        return [row for row in self.storages if row.kind != "activation"]
+
+    def _storage_count(self) -> int:
+        if self._found is not None and self._storages is None:
+            return len(self._found.columns.nbytes)
+        return len(self.storages)
+
+    def _skipped(self) -> list[Skipped] | list[NotCounted]:
+        if self._found is not None and self._not_counted is None:
+            return self._found.columns.skipped
+        return self.not_counted
+
+
+_FIELDS = ("nodes", "modules", "calls", "storages", "not_counted")
+
+
+@dataclass
+class _Found:
+    """The columns of one report, and what its node rows are made of."""
+
+    columns: Columns
+    kind_names: list[str]  # shown kind of each node
+    paths: list[str | None]
+    calls: list[int | None]
+
+    def node_rows(self) -> list[NodeRow]:
+        counted = self.columns.per_node()
+        skipped: dict[int, int] = {}
+        for item in self.columns.skipped:
+            skipped[item.node] = skipped.get(item.node, 0) + 1
+        rows = []
+        none = [0, 0, 0]
+        names, paths, calls = self.kind_names, self.paths, self.calls
+        shared = self.columns.shared
+        for i in sorted(counted.keys() | shared.keys() | skipped.keys()):
+            a, p, b = counted.get(i, none)
+            row = NodeRow(
+                i, names[i], paths[i], calls[i], a, p, b, shared.get(i, 0),
+                skipped.get(i, 0),
+            )  # fmt: skip
+            rows.append(row)
+        return rows
+
+    def storage_rows(self, which: Iterable[int]) -> list[StorageRow]:
+        c = self.columns
+        return [
+            StorageRow(
+                _KINDS[c.kinds[j]],
+                c.names[j],
+                c.nbytes[j],
+                c.nodes[j],
+                c.saves[j],
+                c.shapes[j],
+                c.dtypes[j],
+                c.devices[j],
+            )
+            for j in which
+        ]
+
 
 def _depth(path: str | None) -> int:
     return -1 if path is None else 0 if path == "" else path.count(".") + 1
@@ -179,16 +310,17 @@ def _table_lines(report: SavedMemory, depth: int | None) -> Iterator[str]:
     parts = ", ".join(
         f"{kind}s {format_bytes(b)}" for kind, b in zip(_KINDS, kinds, strict=True)
     )
-    count = len(report.storages)
+    count = report._storage_count()
     noun = "storage" if count == 1 else "storages"
     yield f"saved: {format_bytes(report.total)} in {count} {noun}"
     yield f"  {parts}"
-    if report.not_counted:
+    skipped = report._skipped()
+    if skipped:
         reasons: dict[str, int] = {}
-        for item in report.not_counted:
+        for item in skipped:
             reasons[item.reason] = reasons.get(item.reason, 0) + 1
         found = "; ".join(f"{reason}: {n}" for reason, n in reasons.items())
-        yield f"not counted: {len(report.not_counted)} saved values ({found})"
+        yield f"not counted: {len(skipped)} saved values ({found})"
     per_call: dict[str, list[int]] = {}
     for call in report.calls:
         per_call.setdefault(call.path, []).append(call.total)
@@ -216,7 +348,7 @@ def _table_lines(report: SavedMemory, depth: int | None) -> Iterator[str]:
                 f"{name:<{width}}  {row.nodes:>7,}  {sizes[0]:>11}  {sizes[1]:>11}  "
                 f"{format_bytes(row.buffers):>9}  {calls}"
             ).rstrip()
-    named = [row for row in report.storages if row.kind != "activation"]
+    named = report._named()
     deeper = [r for r in named if depth is not None and _depth(r.name) > depth + 1]
     hidden = {id(r) for r in deeper}
     if named:
@@ -282,115 +414,63 @@ def _ancestors(path: str) -> Iterator[str]:
             yield ".".join(parts[:end])
 
 
-def _count(
-    nodes: list[Node], kinds: list[str], modules: ModuleTrace | None
-) -> _Counted:
-    """Each storage's bytes, kind and node; what each node counts and shares."""
-    state = _state_of(modules, nodes, kinds)
-    found = Saves()
-    found.read(nodes)
-    counted: dict[int, list[int]] = {}  # node -> bytes per kind
-    shared: dict[int, int] = {}
-    storages = []
-    dtypes: dict[torch.dtype, str] = {}
-    for members, size in found.groups():
-        if len(members) == 1:
-            saves = found.saves[members[0]]
-        else:
-            saves = [save for key in members for save in found.saves[key]]
-        at, tensor = saves[0]
-        if len(saves) > 1:  # the node made first in the forward counts it
-            at, tensor = min(saves, key=lambda s: (nodes[s[0]]._sequence_nr(), s[0]))
-            for j in {save[0] for save in saves} - {at}:
-                shared[j] = shared.get(j, 0) + size
-        kind, name = "activation", ""
-        if len(members) == 1:
-            kind, name = state.get(members[0][:2], (kind, name))
-        elif state:
-            named = [state[k[:2]] for k in members if k[:2] in state]
-            kind, name = min(named, key=_kind_order, default=(kind, name))
-        counted.setdefault(at, [0, 0, 0])[_KINDS.index(kind)] += size
-        dtype = tensor.dtype
-        text = dtypes.get(dtype)
-        if text is None:
-            text = dtypes[dtype] = str(dtype).removeprefix("torch.")
-        shape = tuple(tensor.shape)
-        device = members[0][0]
-        storages.append(
-            StorageRow(kind, name, size, at, len(saves), shape, text, device)
-        )
-    storages.sort(key=attrgetter("node"))  # ties (rare) by the rest, below
-    _sort_ties(storages)
-    not_counted = [NotCounted(*item) for item in found.skipped]
-    return counted, shared, storages, not_counted
-
-
-def _kind_order(state: tuple[str, str]) -> int:
-    return _KINDS.index(state[0])
-
-
-def _sort_ties(storages: list[StorageRow]) -> None:
-    """Order the rows of one node by bytes (most first), shape, kind, name, saves."""
-    start = 0
-    for end in range(1, len(storages) + 1):
-        if end < len(storages) and storages[end].node == storages[start].node:
-            continue
-        if end - start > 1:
-            storages[start:end] = sorted(
-                storages[start:end],
-                key=lambda r: (-r.nbytes, r.shape, r.kind, r.name, r.saves),
-            )
-        start = end
-
-
-# bytes per kind at each node, bytes shared by each node, storages, not counted
-_Counted = tuple[
-    dict[int, list[int]], dict[int, int], list[StorageRow], list[NotCounted]
-]
-_Calls = list[list[tuple[str, int]]]
-
-
-def _chains(modules: ModuleTrace, nodes: list[Node]) -> _Calls:
-    """The calls around each node, innermost first, as ``(path, call index)``."""
-    calls = modules.calls()
-    made: dict[int, list[tuple[str, int]]] = {-1: []}
-    for c in range(len(calls.paths)):  # a parent call starts before its children
-        made[c] = [(calls.paths[c], calls.call_index[c]), *made[calls.parents[c]]]
-    return [made[c] for c in modules.calls_of(nodes)]
-
-
 def _add_modules(
-    report: SavedMemory,
-    paths: list[str | None],
-    chains: _Calls,
-    counted: dict[int, list[int]],
-) -> None:
-    """Add a row per module (its subtree) and per call of a repeated module."""
+    modules: ModuleTrace,
+    nodes: list[Node],
+    kinds: list[str],
+    columns: Columns,
+) -> tuple[list[str | None], list[int | None], list[ModuleRow], list[CallRow]]:
+    """Each node's module path and call index; a row per module (its subtree)
+    and per call of a repeated module.
+
+    Nodes are summed per call (or per module, for a leaf made outside every
+    call) first, then each call to its module and the modules around it.
+    """
+    calls = modules.calls()
+    chains: dict[int, list[tuple[str, int]]] = {-1: []}  # calls around a call
+    for c in range(len(calls.paths)):  # a parent call starts before its children
+        chains[c] = [(calls.paths[c], calls.call_index[c]), *chains[calls.parents[c]]]
+    made = modules.calls_of(nodes)
+    paths: list[str | None] = [None if c < 0 else calls.paths[c] for c in made]
+    for i in compress(range(len(nodes)), (c < 0 for c in made)):
+        if kinds[i] == LEAF:  # a leaf is in the module that owns it
+            paths[i] = modules.path_of(nodes[i])
+    index: list[int | None] = [None if c < 0 else calls.call_index[c] for c in made]
+    units: dict[tuple[int, str | None], list[int]] = {}  # nodes, bytes per kind
+    unit_of = list(zip(made, paths, strict=True))
+    for unit, n in Counter(unit_of).items():
+        units[unit] = [n, 0, 0, 0]
+    for node, kind, size in zip(
+        columns.nodes, columns.kinds, columns.nbytes, strict=True
+    ):
+        units[unit_of[node]][kind + 1] += size
     sums: dict[str | None, list[int]] = {}  # path -> nodes, bytes per kind
-    calls: dict[str, set[int]] = {}
+    called: dict[str, set[int]] = {}
     per_call: dict[tuple[str, int], list[int]] = {}  # nodes, bytes
-    for i, path in enumerate(paths):
-        here = counted.get(i, [0, 0, 0])
+    for (c, path), here in units.items():
         keys: Iterable[str | None] = (None,) if path is None else _ancestors(path)
         for key in keys:
             row = sums.setdefault(key, [0, 0, 0, 0])
-            row[0] += 1
-            for k in range(3):
-                row[k + 1] += here[k]
-        for call in set(chains[i]):
-            calls.setdefault(call[0], set()).add(call[1])
+            for k in range(4):
+                row[k] += here[k]
+        for call in set(chains[c]):
+            called.setdefault(call[0], set()).add(call[1])
             entry = per_call.setdefault(call, [0, 0])
-            entry[0] += 1
-            entry[1] += sum(here)
+            entry[0] += here[0]
+            entry[1] += sum(here[1:])
+    module_rows = []
     for path in sorted(sums, key=_natural):
-        nodes, a, p, b = sums[path]
-        made = 0 if path is None else len(calls.get(path, ()))
-        report.modules.append(ModuleRow(path, made, nodes, a, p, b))
-    for (path, k), (count, total) in sorted(
-        per_call.items(), key=lambda item: (_natural(item[0][0]), item[0][1])
-    ):
-        if len(calls[path]) > 1:
-            report.calls.append(CallRow(path, k, count, total))
+        n, a, p, b = sums[path]
+        count = 0 if path is None else len(called.get(path, ()))
+        module_rows.append(ModuleRow(path, count, n, a, p, b))
+    call_rows = [
+        CallRow(path, k, n, total)
+        for (path, k), (n, total) in sorted(
+            per_call.items(), key=lambda item: (_natural(item[0][0]), item[0][1])
+        )
+        if len(called[path]) > 1
+    ]
+    return paths, index, module_rows, call_rows
 
 
 def saved_report(nodes: list[Node], modules: ModuleTrace | None) -> SavedMemory:
@@ -398,35 +478,18 @@ def saved_report(nodes: list[Node], modules: ModuleTrace | None) -> SavedMemory:
     types = list(map(type, nodes))
     names_of = {kind: kind.__name__ for kind in set(types)}
     kinds = list(map(names_of.__getitem__, types))
-    counted, shared, storages, not_counted = _count(nodes, kinds, modules)
-    skipped: dict[int, int] = {}
-    for item in not_counted:
-        skipped[item.node] = skipped.get(item.node, 0) + 1
+    columns = count(nodes, _state_of(modules, nodes, kinds))
+    shown = {kind: visible(name) for kind, name in names_of.items()}
     paths: list[str | None] = [None] * len(nodes)
-    chains: _Calls = [[]] * len(nodes)
+    calls: list[int | None] = [None] * len(nodes)
+    module_rows: list[ModuleRow] = []
+    call_rows: list[CallRow] = []
     if modules is not None:
-        chains = _chains(modules, nodes)
-        paths = [  # a node a call made is in that call's module
-            chain[0][0] if chain else modules.path_of(fn) if kind == LEAF else None
-            for chain, fn, kind in zip(chains, nodes, kinds, strict=True)
-        ]
-    report = SavedMemory(storages=storages, not_counted=not_counted)
-    shown = {kind: visible(kind) for kind in names_of.values()}
-    rows = report.nodes
-    none = [0, 0, 0]
-    for i in range(len(nodes)):
-        if i not in counted and i not in shared and i not in skipped:
-            continue
-        a, p, b = counted.get(i, none)
-        call = chains[i][0][1] if chains[i] else None
-        row = NodeRow(
-            i, shown[kinds[i]], paths[i], call, a, p, b, shared.get(i, 0),
-            skipped.get(i, 0),
-        )  # fmt: skip
-        rows.append(row)
-    if modules is not None:
-        _add_modules(report, paths, chains, counted)
-    return report
+        paths, calls, module_rows, call_rows = _add_modules(
+            modules, nodes, kinds, columns
+        )
+    found = _Found(columns, list(map(shown.__getitem__, types)), paths, calls)
+    return SavedMemory._of_found(found, module_rows, call_rows)
 
 
 @runs_no_user_code
