@@ -385,7 +385,8 @@ def test_rows_made_on_first_use_match_a_report_built_from_them(traced: bool) -> 
     lazy = saved_memory(loss, modules=trace if traced else None)
     numbers = (lazy.total, lazy.activations, lazy.parameters, lazy.buffers)
     text = lazy.table(depth=1)
-    assert lazy._nodes is None and lazy._storages is None  # nothing made yet
+    assert lazy._nodes is None
+    assert lazy._storages is None
     eager = SavedMemory(
         nodes=list(lazy.nodes),
         modules=list(lazy.modules),
@@ -396,7 +397,8 @@ def test_rows_made_on_first_use_match_a_report_built_from_them(traced: bool) -> 
     assert (eager.total, eager.activations, eager.parameters, eager.buffers) == numbers
     assert eager.table(depth=1) == text == lazy.table(depth=1)
     assert str(eager) == str(lazy)
-    assert eager == lazy and repr(eager) == repr(lazy)
+    assert eager == lazy
+    assert repr(eager) == repr(lazy)
     assert sum(row.nbytes for row in lazy.storages) == numbers[0]
     assert sum(row.total for row in lazy.nodes) == numbers[0]
     assert lazy.nodes is lazy.nodes  # made once
