@@ -19,9 +19,9 @@ from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, check_depth, type_name
 from autograd_notes.labels import format_bytes, visible
-from autograd_notes.memory import SavedMemory, saved_memory
+from autograd_notes.memory import SavedMemory, saved_report
 from autograd_notes.trace import ModuleTrace
-from autograd_notes.walk import as_node, runs_no_user_code, walk
+from autograd_notes.walk import as_node, gc_paused, runs_no_user_code, walk
 
 __all__ = ["diff_graphs"]
 
@@ -158,20 +158,30 @@ def _lines(diff: GraphDiff, depth: int | None) -> Iterator[str]:
             yield f"  ... and {len(changes) - _SHOWN:,} more"
 
 
-def _keys(root: Node | None, modules: ModuleTrace | None) -> Counter[_Key]:
+def _keys(nodes: list[Node], modules: ModuleTrace | None) -> Counter[_Key]:
     """How many nodes of each (module path, call index, kind) the graph has."""
     found: Counter[_Key] = Counter()
-    if root is None:
-        return found
-    nodes = walk(root).nodes
+    types = list(map(type, nodes))
+    names = {kind: visible(kind.__name__) for kind in set(types)}
     if modules is None:
-        found.update((None, None, visible(type(node).__name__)) for node in nodes)
+        found.update((None, None, names[kind]) for kind in types)
         return found
     index = modules.calls().call_index
-    for node, c in zip(nodes, modules.calls_of(nodes), strict=True):
+    for node, kind, c in zip(nodes, types, modules.calls_of(nodes), strict=True):
         call = index[c] if c >= 0 else None
-        found[modules.path_of(node), call, visible(type(node).__name__)] += 1
+        found[modules.path_of(node), call, names[kind]] += 1
     return found
+
+
+def _side(
+    root: Node | None, modules: ModuleTrace | None
+) -> tuple[Counter[_Key], SavedMemory]:
+    """One walk of a graph: its node counts per key, and its saved memory."""
+    if root is None:
+        return Counter(), SavedMemory()
+    with gc_paused():  # many small objects: no scans of the graph meanwhile
+        nodes = walk(root).nodes
+        return _keys(nodes, modules), saved_report(nodes, modules)
 
 
 def _check(func: str, name: str, value: object, trace: object) -> Node | None:
@@ -246,10 +256,13 @@ def diff_graphs(
         expected = f"a ModuleTrace too, as 'modules_{given}' is one"
         other = "after" if given == "before" else "before"
         raise ValueError(arg_error(func, f"modules_{other}", expected, "None"))
-    old, new = _keys(first, modules_before), _keys(second, modules_after)
+    (old, saved_before), (new, saved_after) = (
+        _side(first, modules_before),
+        _side(second, modules_after),
+    )
     diff = GraphDiff(
-        saved_memory(before, modules_before),
-        saved_memory(after, modules_after),
+        saved_before,
+        saved_after,
         sum(old.values()),
         sum(new.values()),
         modules_before is not None,

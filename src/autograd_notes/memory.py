@@ -25,15 +25,18 @@ is the total again.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from itertools import compress
 
 import torch
-from torch.autograd.function import BackwardCFunction
 from torch.autograd.graph import Node
 
-from autograd_notes._checkpoint import checkpoint_frame, checkpoint_inputs, rng_states
 from autograd_notes._checks import arg_error, check_depth, type_name
+from autograd_notes._counting import KINDS as _KINDS
+from autograd_notes._counting import Columns, count
+from autograd_notes._storages import Skipped, has_storage
 from autograd_notes.labels import format_bytes, visible
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.walk import (
@@ -46,26 +49,6 @@ from autograd_notes.walk import (
 )
 
 __all__ = ["saved_memory"]
-
-_CHECKPOINT = "torch.utils.checkpoint"
-_KINDS = ("activation", "parameter", "buffer")
-
-_PLAIN = (torch.Tensor, torch.nn.Parameter)
-
-
-def _has_storage(tensor: torch.Tensor) -> bool:
-    """Whether ``tensor`` has a storage of its own to count.
-
-    Not a ``__torch_dispatch__`` subclass (its storage is not real), not a
-    ``torch.func`` wrapper, not sparse or nested.
-    """
-    if tensor.is_nested or torch._C._functorch.is_functorch_wrapped_tensor(tensor):
-        return False
-    if type(tensor) not in _PLAIN:  # the Python key only a subclass can have
-        keys = torch._C._dispatch_keys(tensor)
-        if keys.has(torch._C.DispatchKey.Python):
-            return False
-    return tensor.layout == torch.strided
 
 
 @dataclass(frozen=True)
@@ -138,7 +121,6 @@ class NotCounted:
     reason: str
 
 
-@dataclass
 class SavedMemory:
     """What :func:`.saved_memory` found; ``str()`` prints it as a table.
 
@@ -148,34 +130,101 @@ class SavedMemory:
     ``storages``, each storage counted; ``not_counted``, the values left out.
     """
 
-    nodes: list[NodeRow] = field(default_factory=list)
-    modules: list[ModuleRow] = field(default_factory=list)
-    calls: list[CallRow] = field(default_factory=list)
-    storages: list[StorageRow] = field(default_factory=list)
-    not_counted: list[NotCounted] = field(default_factory=list)
+    def __init__(
+        self,
+        nodes: list[NodeRow] | None = None,
+        modules: list[ModuleRow] | None = None,
+        calls: list[CallRow] | None = None,
+        storages: list[StorageRow] | None = None,
+        not_counted: list[NotCounted] | None = None,
+    ) -> None:
+        self._nodes: list[NodeRow] | None = [] if nodes is None else nodes
+        self.modules = [] if modules is None else modules
+        self.calls = [] if calls is None else calls
+        self._storages: list[StorageRow] | None = storages
+        if storages is None:
+            self._storages = []
+        self._not_counted: list[NotCounted] | None = not_counted
+        if not_counted is None:
+            self._not_counted = []
+        self._found: _Found | None = None  # what rows not made yet come from
+
+    @classmethod
+    def _of_found(
+        cls, found: _Found, modules: list[ModuleRow], calls: list[CallRow]
+    ) -> SavedMemory:
+        report = cls(modules=modules, calls=calls)
+        report._nodes = report._storages = report._not_counted = None
+        report._found = found
+        return report
+
+    @property
+    def nodes(self) -> list[NodeRow]:
+        """Each node that saved anything (made on first use)."""
+        if self._nodes is None:
+            self._nodes = self._lazy().node_rows()
+        return self._nodes
+
+    @property
+    def storages(self) -> list[StorageRow]:
+        """Each storage counted (made on first use)."""
+        if self._storages is None:
+            found = self._lazy()
+            self._storages = found.storage_rows(range(len(found.columns.nbytes)))
+        return self._storages
+
+    @property
+    def not_counted(self) -> list[NotCounted]:
+        """The saved values left out, and why (made on first use)."""
+        if self._not_counted is None:
+            skipped = self._lazy().columns.skipped
+            self._not_counted = [NotCounted(*item) for item in skipped]
+        return self._not_counted
+
+    def _lazy(self) -> _Found:
+        if self._found is None:  # pragma: no cover - set with the rows it makes
+            raise RuntimeError("SavedMemory: rows missing")
+        return self._found
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SavedMemory):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in _FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in _FIELDS)
+        return f"SavedMemory({fields})"
+
+    def _of(self, kind: int | None) -> int:
+        if self._found is not None and self._storages is None:
+            return self._found.columns.total(kind)
+        return sum(
+            row.nbytes
+            for row in self.storages
+            if kind is None or row.kind == _KINDS[kind]
+        )
 
     @property
     def total(self) -> int:
         """Bytes of every storage counted, each once."""
-        return sum(row.nbytes for row in self.storages)
-
-    def _of(self, kind: str) -> int:
-        return sum(row.nbytes for row in self.storages if row.kind == kind)
+        return self._of(None)
 
     @property
     def activations(self) -> int:
         """Bytes of the activations counted."""
-        return self._of("activation")
+        return self._of(0)
 
     @property
     def parameters(self) -> int:
         """Bytes of the parameters counted."""
-        return self._of("parameter")
+        return self._of(1)
 
     @property
     def buffers(self) -> int:
         """Bytes of the buffers counted."""
-        return self._of("buffer")
+        return self._of(2)
 
     def module(self, path: str | None) -> ModuleRow | None:
         """The row of module ``path`` (``""``: the model), if it has one."""
@@ -189,6 +238,70 @@ class SavedMemory:
     def __str__(self) -> str:
         return self.table()
 
+    def _named(self) -> list[StorageRow]:
+        """The storage rows of parameters and buffers."""
+        if self._found is not None and self._storages is None:
+            kinds = self._found.columns.kinds
+            return self._found.storage_rows([j for j, k in enumerate(kinds) if k])
+        return [row for row in self.storages if row.kind != "activation"]
+
+    def _storage_count(self) -> int:
+        if self._found is not None and self._storages is None:
+            return len(self._found.columns.nbytes)
+        return len(self.storages)
+
+    def _skipped(self) -> list[Skipped] | list[NotCounted]:
+        if self._found is not None and self._not_counted is None:
+            return self._found.columns.skipped
+        return self.not_counted
+
+
+_FIELDS = ("nodes", "modules", "calls", "storages", "not_counted")
+
+
+@dataclass
+class _Found:
+    """The columns of one report, and what its node rows are made of."""
+
+    columns: Columns
+    kind_names: list[str]  # shown kind of each node
+    paths: list[str | None]
+    calls: list[int | None]
+
+    def node_rows(self) -> list[NodeRow]:
+        counted = self.columns.per_node()
+        skipped: dict[int, int] = {}
+        for item in self.columns.skipped:
+            skipped[item.node] = skipped.get(item.node, 0) + 1
+        rows = []
+        none = [0, 0, 0]
+        names, paths, calls = self.kind_names, self.paths, self.calls
+        shared = self.columns.shared
+        for i in sorted(counted.keys() | shared.keys() | skipped.keys()):
+            a, p, b = counted.get(i, none)
+            row = NodeRow(
+                i, names[i], paths[i], calls[i], a, p, b, shared.get(i, 0),
+                skipped.get(i, 0),
+            )  # fmt: skip
+            rows.append(row)
+        return rows
+
+    def storage_rows(self, which: Iterable[int]) -> list[StorageRow]:
+        c = self.columns
+        return [
+            StorageRow(
+                _KINDS[c.kinds[j]],
+                c.names[j],
+                c.nbytes[j],
+                c.nodes[j],
+                c.saves[j],
+                c.shapes[j],
+                c.dtypes[j],
+                c.devices[j],
+            )
+            for j in which
+        ]
+
 
 def _depth(path: str | None) -> int:
     return -1 if path is None else 0 if path == "" else path.count(".") + 1
@@ -199,16 +312,17 @@ def _table_lines(report: SavedMemory, depth: int | None) -> Iterator[str]:
     parts = ", ".join(
         f"{kind}s {format_bytes(b)}" for kind, b in zip(_KINDS, kinds, strict=True)
     )
-    count = len(report.storages)
+    count = report._storage_count()
     noun = "storage" if count == 1 else "storages"
     yield f"saved: {format_bytes(report.total)} in {count} {noun}"
     yield f"  {parts}"
-    if report.not_counted:
+    skipped = report._skipped()
+    if skipped:
         reasons: dict[str, int] = {}
-        for item in report.not_counted:
+        for item in skipped:
             reasons[item.reason] = reasons.get(item.reason, 0) + 1
         found = "; ".join(f"{reason}: {n}" for reason, n in reasons.items())
-        yield f"not counted: {len(report.not_counted)} saved values ({found})"
+        yield f"not counted: {len(skipped)} saved values ({found})"
     per_call: dict[str, list[int]] = {}
     for call in report.calls:
         per_call.setdefault(call.path, []).append(call.total)
@@ -236,7 +350,7 @@ def _table_lines(report: SavedMemory, depth: int | None) -> Iterator[str]:
                 f"{name:<{width}}  {row.nodes:>7,}  {sizes[0]:>11}  {sizes[1]:>11}  "
                 f"{format_bytes(row.buffers):>9}  {calls}"
             ).rstrip()
-    named = [row for row in report.storages if row.kind != "activation"]
+    named = report._named()
     deeper = [r for r in named if depth is not None and _depth(r.name) > depth + 1]
     hidden = {id(r) for r in deeper}
     if named:
@@ -259,137 +373,8 @@ def _module_name(path: str | None) -> str:
     return "(outside the model)" if path is None else visible(path) or "(model)"
 
 
-def _raw_attributes(kind: type, cache: dict[type, list[str]]) -> list[str]:
-    found = cache.get(kind)
-    if found is None:
-        found = [a for a in dir(kind) if a.startswith("_raw_saved_")]
-        cache[kind] = found
-    return found
-
-
-def _saved_items(
-    node: Node, cache: dict[type, list[str]]
-) -> Iterator[tuple[str, object]]:
-    """``(attribute, raw SavedTensor or tensor)`` for each value ``node`` saved.
-
-    Custom ``Function`` nodes also keep tensors as ``ctx`` attributes.
-    """
-    if isinstance(node, BackwardCFunction):
-        try:
-            raws = node._raw_saved_tensors
-        except RuntimeError:  # freed by backward
-            raws = ()
-        for i, raw in enumerate(raws):
-            yield f"saved_tensors[{i}]", raw
-        for name, value in vars(node).items():
-            items = value if isinstance(value, tuple | list) else (value,)
-            for i, item in enumerate(items):
-                if isinstance(item, torch.Tensor):
-                    suffix = f"[{i}]" if items is value else ""
-                    yield f"ctx.{name}{suffix}", item
-        return
-    for attr in _raw_attributes(type(node), cache):
-        try:
-            raw = getattr(node, attr)
-        except RuntimeError:  # freed by backward
-            continue
-        name = attr.removeprefix("_raw")
-        if isinstance(raw, tuple | list):
-            for i, item in enumerate(raw):
-                yield f"{name}[{i}]", item
-        else:
-            yield name, raw
-
-
-class _Counter:
-    """The storages saved by the nodes of one graph, and what was not counted."""
-
-    def __init__(self, state: dict[tuple[str, int], tuple[str, str]]) -> None:
-        self.state = state  # (device, storage address) -> (kind, name)
-        # (device, address, nbytes) -> [(seq, node, shape, dtype)] of its saves
-        self.saves: dict[
-            tuple[str, int, int], list[tuple[int, int, torch.Size, torch.dtype]]
-        ] = {}
-        self.not_counted: list[NotCounted] = []
-        self.frames: set[int] = set()
-        self.devices: dict[torch.device, str] = {}
-
-    def add(self, i: int, seq: int, attr: str, value: object) -> None:
-        tensor = value
-        if isinstance(value, torch._C._autograd.SavedTensor):
-            hook = getattr(value, "unpack_hook", None)
-            if hook is not None:
-                recomputed = getattr(hook, "__module__", "") == _CHECKPOINT
-                reason = (
-                    "recomputed by checkpoint"
-                    if recomputed
-                    else "held by saved_tensors_hooks"
-                )
-                self.not_counted.append(NotCounted(i, attr, reason))
-                if recomputed and id(hook) not in self.frames:
-                    self.frames.add(id(hook))
-                    self.add_frame(i, seq, checkpoint_frame(hook))
-                return
-            tensor = getattr(value, "data", None)
-        if not isinstance(tensor, torch.Tensor):
-            return  # not saved, or freed by backward
-        where = tensor.device
-        if where.type == "meta":
-            self.not_counted.append(NotCounted(i, attr, "on the meta device (no data)"))
-            return
-        if not _has_storage(tensor):
-            kind = visible(type(tensor).__name__)
-            reason = f"no storage to count ({kind}, {tensor.layout})"
-            self.not_counted.append(NotCounted(i, attr, reason))
-            return
-        storage = tensor.untyped_storage()
-        device = self.devices.get(where)
-        if device is None:
-            device = self.devices[where] = str(where)
-        key = (device, storage.data_ptr(), storage.nbytes())
-        save = (seq, i, tensor.shape, tensor.dtype)
-        found = self.saves.get(key)
-        if found is None:
-            self.saves[key] = [save]
-        else:
-            found.append(save)
-
-    def add_frame(self, i: int, seq: int, frame: object | None) -> None:
-        """What a non-reentrant checkpoint keeps to recompute from: inputs, RNG."""
-        kept = None if frame is None else checkpoint_inputs(frame)
-        rng = None if frame is None else rng_states(frame)
-        for what, found in (("checkpoint inputs", kept), ("checkpoint RNG state", rng)):
-            if found is None:
-                reason = "kept by checkpoint where this torch hides it (cannot tell)"
-                self.not_counted.append(NotCounted(i, what, reason))
-        for k, raw in enumerate(kept or ()):
-            self.add(i, seq, f"checkpoint input {k}", raw)
-        for k, state in enumerate(rng or ()):
-            self.add(i, seq, f"checkpoint RNG state {k}", state)
-
-    def storages(self) -> list[tuple[list[tuple[str, int, int]], int]]:
-        """Groups of storages whose bytes overlap, each with its bytes (by address)."""
-        groups: list[tuple[list[tuple[str, int, int]], int]] = []
-        end = -1
-        device = ""
-        for key in sorted(self.saves):
-            dev, start, nbytes = key
-            if nbytes == 0:
-                continue
-            if groups and dev == device and start < end:
-                members, size = groups[-1]
-                members.append(key)
-                grown = max(end, start + nbytes)
-                groups[-1] = (members, size + grown - end)
-                end = grown
-            else:
-                groups.append(([key], nbytes))
-                device, end = dev, start + nbytes
-        return groups
-
-
 def _state_of(
-    modules: ModuleTrace | None, nodes: list[Node]
+    modules: ModuleTrace | None, nodes: list[Node], kinds: list[str]
 ) -> dict[tuple[str, int], tuple[str, str]]:
     """``(device, storage address) -> (kind, name)`` of parameters and buffers.
 
@@ -399,14 +384,14 @@ def _state_of(
     tensors: list[tuple[str, str, torch.Tensor]] = []
     if modules is not None:
         tensors = modules.named_state()
-    for node in nodes:
-        if type(node).__name__ == LEAF:
+    for node, kind in zip(nodes, kinds, strict=True):
+        if kind == LEAF:
             leaf = leaf_of(node)
             if leaf is not None:
                 tensors.append(("", "parameter", leaf))
     state: dict[tuple[str, int], tuple[str, str]] = {}
     for name, kind, tensor in tensors:
-        if tensor.device.type != "meta" and _has_storage(tensor):
+        if tensor.device.type != "meta" and has_storage(tensor):
             key = (str(tensor.device), tensor.untyped_storage().data_ptr())
             state.setdefault(key, (kind, name))
     return state
@@ -431,114 +416,82 @@ def _ancestors(path: str) -> Iterator[str]:
             yield ".".join(parts[:end])
 
 
-def _count(nodes: list[Node], modules: ModuleTrace | None) -> _Counted:
-    """Each storage's bytes, kind and node; what each node counts and shares."""
-    state = _state_of(modules, nodes)
-    counter = _Counter(state)
-    cache: dict[type, list[str]] = {}
-    for i, node in enumerate(nodes):
-        seq = int(node._sequence_nr())
-        for attr, value in _saved_items(node, cache):
-            counter.add(i, seq, attr, value)
-    counted: dict[int, list[int]] = {}  # node -> bytes per kind
-    shared: dict[int, int] = {}
-    storages = []
-    for members, size in counter.storages():
-        saves = [save for key in members for save in counter.saves[key]]
-        _, at, dims, dtype = min(saves, key=lambda save: save[:2])
-        shape = tuple(dims)
-        found = [state[key[:2]] for key in members if key[:2] in state]
-        kind, name = min(
-            found, key=lambda f: _KINDS.index(f[0]), default=("activation", "")
-        )
-        counted.setdefault(at, [0, 0, 0])[_KINDS.index(kind)] += size
-        for j in {save[1] for save in saves} - {at}:
-            shared[j] = shared.get(j, 0) + size
-        device = members[0][0]
-        text = str(dtype).removeprefix("torch.")
-        storages.append(
-            StorageRow(kind, name, size, at, len(saves), shape, text, device)
-        )
-    storages.sort(key=lambda r: (r.node, -r.nbytes, r.shape, r.kind, r.name, r.saves))
-    return counted, shared, storages, counter.not_counted
-
-
-# bytes per kind at each node, bytes shared by each node, storages, not counted
-_Counted = tuple[
-    dict[int, list[int]], dict[int, int], list[StorageRow], list[NotCounted]
-]
-_Calls = list[list[tuple[str, int]]]
-
-
-def _chains(modules: ModuleTrace, nodes: list[Node]) -> _Calls:
-    """The calls around each node, innermost first, as ``(path, call index)``."""
-    calls = modules.calls()
-    made: dict[int, list[tuple[str, int]]] = {-1: []}
-    for c in range(len(calls.paths)):  # a parent call starts before its children
-        made[c] = [(calls.paths[c], calls.call_index[c]), *made[calls.parents[c]]]
-    return [made[c] for c in modules.calls_of(nodes)]
-
-
 def _add_modules(
-    report: SavedMemory,
-    paths: list[str | None],
-    chains: _Calls,
-    counted: dict[int, list[int]],
-) -> None:
-    """Add a row per module (its subtree) and per call of a repeated module."""
+    modules: ModuleTrace,
+    nodes: list[Node],
+    kinds: list[str],
+    columns: Columns,
+) -> tuple[list[str | None], list[int | None], list[ModuleRow], list[CallRow]]:
+    """Each node's module path and call index; a row per module (its subtree)
+    and per call of a repeated module.
+
+    Nodes are summed per call (or per module, for a leaf made outside every
+    call) first, then each call to its module and the modules around it.
+    """
+    calls = modules.calls()
+    chains: dict[int, list[tuple[str, int]]] = {-1: []}  # calls around a call
+    for c in range(len(calls.paths)):  # a parent call starts before its children
+        chains[c] = [(calls.paths[c], calls.call_index[c]), *chains[calls.parents[c]]]
+    made = modules.calls_of(nodes)
+    paths: list[str | None] = [None if c < 0 else calls.paths[c] for c in made]
+    for i in compress(range(len(nodes)), (c < 0 for c in made)):
+        if kinds[i] == LEAF:  # a leaf is in the module that owns it
+            paths[i] = modules.path_of(nodes[i])
+    index: list[int | None] = [None if c < 0 else calls.call_index[c] for c in made]
+    units: dict[tuple[int, str | None], list[int]] = {}  # nodes, bytes per kind
+    unit_of = list(zip(made, paths, strict=True))
+    for unit, n in Counter(unit_of).items():
+        units[unit] = [n, 0, 0, 0]
+    for node, kind, size in zip(
+        columns.nodes, columns.kinds, columns.nbytes, strict=True
+    ):
+        units[unit_of[node]][kind + 1] += size
     sums: dict[str | None, list[int]] = {}  # path -> nodes, bytes per kind
-    calls: dict[str, set[int]] = {}
+    called: dict[str, set[int]] = {}
     per_call: dict[tuple[str, int], list[int]] = {}  # nodes, bytes
-    for i, path in enumerate(paths):
-        here = counted.get(i, [0, 0, 0])
+    for (c, path), here in units.items():
         keys: Iterable[str | None] = (None,) if path is None else _ancestors(path)
         for key in keys:
             row = sums.setdefault(key, [0, 0, 0, 0])
-            row[0] += 1
-            for k in range(3):
-                row[k + 1] += here[k]
-        for call in set(chains[i]):
-            calls.setdefault(call[0], set()).add(call[1])
+            for k in range(4):
+                row[k] += here[k]
+        for call in set(chains[c]):
+            called.setdefault(call[0], set()).add(call[1])
             entry = per_call.setdefault(call, [0, 0])
-            entry[0] += 1
-            entry[1] += sum(here)
+            entry[0] += here[0]
+            entry[1] += sum(here[1:])
+    module_rows = []
     for path in sorted(sums, key=_natural):
-        nodes, a, p, b = sums[path]
-        made = 0 if path is None else len(calls.get(path, ()))
-        report.modules.append(ModuleRow(path, made, nodes, a, p, b))
-    for (path, k), (count, total) in sorted(
-        per_call.items(), key=lambda item: (_natural(item[0][0]), item[0][1])
-    ):
-        if len(calls[path]) > 1:
-            report.calls.append(CallRow(path, k, count, total))
-
-
-def _report(nodes: list[Node], modules: ModuleTrace | None) -> SavedMemory:
-    counted, shared, storages, not_counted = _count(nodes, modules)
-    skipped: dict[int, int] = {}
-    for item in not_counted:
-        skipped[item.node] = skipped.get(item.node, 0) + 1
-    paths: list[str | None] = [None] * len(nodes)
-    chains: _Calls = [[]] * len(nodes)
-    kinds = [type(fn).__name__ for fn in nodes]
-    if modules is not None:
-        chains = _chains(modules, nodes)
-        paths = [  # a node a call made is in that call's module
-            chain[0][0] if chain else modules.path_of(fn) if kind == LEAF else None
-            for chain, fn, kind in zip(chains, nodes, kinds, strict=True)
-        ]
-    report = SavedMemory(storages=storages, not_counted=not_counted)
-    for i in sorted({*counted, *shared, *skipped}):
-        a, p, b = counted.get(i, [0, 0, 0])
-        call = chains[i][0][1] if chains[i] else None
-        kind = visible(kinds[i])
-        row = NodeRow(
-            i, kind, paths[i], call, a, p, b, shared.get(i, 0), skipped.get(i, 0)
+        n, a, p, b = sums[path]
+        count = 0 if path is None else len(called.get(path, ()))
+        module_rows.append(ModuleRow(path, count, n, a, p, b))
+    call_rows = [
+        CallRow(path, k, n, total)
+        for (path, k), (n, total) in sorted(
+            per_call.items(), key=lambda item: (_natural(item[0][0]), item[0][1])
         )
-        report.nodes.append(row)
+        if len(called[path]) > 1
+    ]
+    return paths, index, module_rows, call_rows
+
+
+def saved_report(nodes: list[Node], modules: ModuleTrace | None) -> SavedMemory:
+    """:func:`saved_memory` of a graph walked already (``nodes``, in walk order)."""
+    types = list(map(type, nodes))
+    names_of = {kind: kind.__name__ for kind in set(types)}
+    kinds = list(map(names_of.__getitem__, types))
+    columns = count(nodes, _state_of(modules, nodes, kinds))
+    shown = {kind: visible(name) for kind, name in names_of.items()}
+    paths: list[str | None] = [None] * len(nodes)
+    calls: list[int | None] = [None] * len(nodes)
+    module_rows: list[ModuleRow] = []
+    call_rows: list[CallRow] = []
     if modules is not None:
-        _add_modules(report, paths, chains, counted)
-    return report
+        paths, calls, module_rows, call_rows = _add_modules(
+            modules, nodes, kinds, columns
+        )
+    found = _Found(columns, list(map(shown.__getitem__, types)), paths, calls)
+    return SavedMemory._of_found(found, module_rows, call_rows)
 
 
 @runs_no_user_code
@@ -606,4 +559,4 @@ def saved_memory(
     if root is None:
         return SavedMemory()
     with gc_paused():  # many small objects: no scans of the graph meanwhile
-        return _report(walk(root).nodes, modules)
+        return saved_report(walk(root).nodes, modules)

@@ -316,18 +316,23 @@ def group_by_module(
             group.append(key if isinstance(key, str) else fold_title(folds[key]))
             members[g] = []
         final[e] = g
-        count[g] += counts[e]
-        members[g].extend(range(head, head + counts[e]))
+        size = counts[e]
+        count[g] += size
+        if size == 1:
+            members[g].append(head)
+        else:
+            members[g].extend(range(head, head + size))
     for g in range(len(first)):  # a view with groups marks every entry
         members.setdefault(g, list(range(first[g], first[g] + count[g])))
     links: list[dict[int, None]] = [{} for _ in first]
     for e, head in enumerate(heads):
         last = head + counts[e] - 1
         source = final[e]
+        found, grouped = links[source], group[source] is not None
         for k in inputs[starts[last] : starts[last + 1]]:
             target = final[entry[k]]
-            if target != source or group[source] is None:
-                links[source][target] = None
+            if target != source or not grouped:
+                found[target] = None
     g_starts: list[int] = [0]
     g_inputs: list[int] = []
     for targets in links:

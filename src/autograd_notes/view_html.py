@@ -28,11 +28,19 @@ from torch.autograd.graph import Node
 from autograd_notes._checks import arg_error, type_name
 from autograd_notes._notebook import graph_text, notebook_html
 from autograd_notes.diff import GraphDiff
-from autograd_notes.fold import Fold, find_folds, fold_title, folds_to_depth
+from autograd_notes.fold import Fold, find_folds, folds_to_depth
 from autograd_notes.labels import Names, format_bytes, outputs_text, short_leaf, visible
+from autograd_notes.page_items import Tree, page_tree
+from autograd_notes.runs import (
+    ALPHABET,
+    by_slot,
+    pack,
+    steps,
+    unpack,
+)
 from autograd_notes.saved import saved_shapes
 from autograd_notes.trace import ModuleTrace
-from autograd_notes.view import View, build_view, check_args, entry_parts, fold_summary
+from autograd_notes.view import View, build_view, check_args
 from autograd_notes.walk import LEAF, Graph, gc_paused, leaf_of, runs_no_user_code
 
 __all__ = ["GraphHtml", "to_html"]
@@ -84,10 +92,10 @@ class GraphHtml:
         return target
 
 
-def _saved(node: Node) -> list[list[object]]:
-    """``[shape, dtype, bytes]`` per tensor ``node`` saved (None: freed or none)."""
+def _saved(shapes: tuple[object, ...]) -> list[list[object]]:
+    """``[shape, dtype, bytes]`` per tensor saved (of ``saved_shapes``)."""
     rows: list[list[object]] = []
-    for item in saved_shapes(node):
+    for item in shapes:
         if not isinstance(item, tuple) or len(item) != 2:
             continue
         shape, dtype = item
@@ -98,131 +106,6 @@ def _saved(node: Node) -> list[list[object]]:
     return rows
 
 
-def _depth(path: str) -> int:
-    return 0 if not path else path.count(".") + 1
-
-
-def _ints(values: list[int]) -> list[int] | dict[str, list[int]]:
-    """``values``, or ``{"s": [first, step, count, ...]}``: evenly spaced pieces.
-
-    The pieces are taken when they are shorter (the calls of a fold link to
-    the call before: one piece, after the first call's link from outside).
-    """
-    pieces: list[int] = []
-    i, n = 0, len(values)
-    while i < n and len(pieces) < n:
-        step = values[i + 1] - values[i] if i + 1 < n else 0
-        end = i + 1
-        while end < n and values[end] - values[end - 1] == step:
-            end += 1
-        if end - i == 2 and end < n:  # two apart: the second may start a piece
-            step, end = 0, i + 1
-        pieces += [values[i], step, end - i]
-        i = end
-    return {"s": pieces} if len(pieces) < n else values
-
-
-class _Tree:
-    """Groups (rows ``[parent, kind, label, title, note, path]``) and owners.
-
-    The tree of the page (``owner`` by walk index), or the template of one
-    call of a fold (parent -1: the call itself).
-    """
-
-    def __init__(self, view: View, folds: list[Fold], fold_of: list[int]) -> None:
-        self.view = view
-        self.rows: list[list[object]] = []
-        self.owner: dict[int, int] = {}
-        self.module_of = view.module_of or [None] * len(view.graph.nodes)
-        self.folds, self.fold_of = folds, fold_of
-        self.opened: list[tuple[int, Fold]] = []  # fold items, in order made
-
-    def add(self, parent: int, kind: str, label: str, title: str, note: str,
-            path: str | None) -> int:  # fmt: skip
-        self.rows.append([parent, kind, label, title, note, path])
-        return len(self.rows) - 1
-
-    def open_fold(self, item: int, fold: Fold) -> None:
-        """Record ``item`` as ``fold`` (its calls come from a template); its leaves."""
-        self.opened.append((item, fold))
-        if len(fold.leaves) > 1:  # the parameters of every call, as one box
-            note = f"{len(fold.leaves):,} AccumulateGrad nodes"
-            item = self.add(item, "run", "", "parameters", note, None)
-        for i in fold.leaves:
-            self.owner[i] = item
-
-    def _keys(
-        self, path: str, nodes: list[int]
-    ) -> tuple[list[int], dict[str | int, list[int]]]:
-        """Nodes of ``path`` itself, and the others by submodule or fold below it."""
-        subs: dict[str | int, list[int]] = {}
-        direct: list[int] = []
-        for i in nodes:
-            f, here = self.fold_of[i], self.module_of[i]
-            if f >= 0 and _depth(self.folds[f].paths[0]) > _depth(path):
-                subs.setdefault(f, []).append(i)
-            elif here is None or _depth(here) <= _depth(path):
-                direct.append(i)
-            else:
-                key = ".".join(here.split(".")[: _depth(path) + 1])
-                subs.setdefault(key, []).append(i)
-        return direct, subs
-
-    def split(self, item: int, path: str, nodes: list[int]) -> None:
-        """Give ``nodes`` of module ``path`` to ``item``, a group per submodule."""
-        work = [(item, path, nodes)]
-        while work:
-            item, path, nodes = work.pop(0)
-            direct, subs = self._keys(path, nodes)
-            while not direct and len(subs) == 1:  # one submodule holds all: go down
-                key = next(iter(subs))
-                if not isinstance(key, str):
-                    break
-                path = key
-                direct, subs = self._keys(path, nodes)
-            for i in direct:
-                self.owner[i] = item
-            for key, members in subs.items():
-                if isinstance(key, int):
-                    fold = self.folds[key]
-                    note = fold_summary(self.view, fold)
-                    title = fold_title(fold)
-                    self.open_fold(self.add(item, "fold", "", title, note, None), fold)
-                elif len(members) == 1:
-                    self.owner[members[0]] = item
-                else:
-                    count = f"module: {len(members):,} nodes"
-                    sub = self.add(item, "module", "", visible(key), count, key)
-                    work.append((sub, key, members))
-
-
-def _tree(view: View, names: Names, folds: list[Fold], fold_of: list[int]) -> _Tree:
-    tree = _Tree(view, folds, fold_of)
-    tops = len(view.first)
-    for e in range(tops):
-        parts = entry_parts(view, e, names, False)
-        label = f"[{view.node_id(e)}]"
-        fold = view.folds.get(e)
-        group = view.group[e]
-        kind = "fold" if fold else "module" if group is not None else "run"
-        if group is None and view.sizes[e] == 1:
-            kind = "node"
-        path = None if group is None or fold else group
-        tree.add(-1, kind, label, parts.title, parts.note, path)
-    for e in range(tops):
-        fold = view.folds.get(e)
-        group = view.group[e]
-        if fold is not None:
-            tree.open_fold(e, fold)
-        elif group is not None:
-            tree.split(e, group, view.members[e])
-        else:
-            first = view.first[e]
-            for i in range(first, first + view.sizes[e]):
-                tree.owner[i] = e
-    return tree
-
-
 class _Tables:
     """Tables the page shares: node kinds, module paths, saved signatures."""
 
@@ -230,6 +113,7 @@ class _Tables:
         self.kinds: dict[str, int] = {}
         self.paths: dict[str | None, int] = {}
         self.saves: dict[str, int] = {}
+        self.shapes: dict[tuple[object, ...], int] = {}  # saved_shapes -> save
 
     def kind(self, kind: str) -> int:
         return self.kinds.setdefault(kind, len(self.kinds))
@@ -238,11 +122,16 @@ class _Tables:
         return self.paths.setdefault(path, len(self.paths))
 
     def save(self, node: Node) -> int:
-        return self.saves.setdefault(json.dumps(_saved(node)), len(self.saves))
+        shapes = saved_shapes(node)
+        found = self.shapes.get(shapes)
+        if found is None:
+            text = json.dumps(_saved(shapes))
+            found = self.shapes[shapes] = self.saves.setdefault(text, len(self.saves))
+        return found
 
 
 def _fold_data(
-    view: View, tree: _Tree, item: int, fold: Fold, ids: list[int], tables: _Tables
+    view: View, tree: Tree, item: int, fold: Fold, ids: list[int], tables: _Tables
 ) -> dict[str, object]:
     """One fold: a template call (its nodes, links and groups), what differs per call.
 
@@ -254,7 +143,7 @@ def _fold_data(
     graph, module_of = view.graph, tree.module_of
     starts, inputs = graph.starts, graph.inputs
     first, base = fold.nodes[0], fold.paths[0]
-    template = _Tree(view, tree.folds, tree.fold_of)
+    template = Tree(view, tree.folds, tree.fold_of, stretch=False)
     template.split(-1, base, list(first))
     position = {i: p for p, i in enumerate(first)}
     rels = [(module_of[i] or "")[len(base) :] for i in first]
@@ -291,8 +180,8 @@ def _fold_data(
         "item": item,
         "n": len(fold.nodes),
         "m": len(first),
-        "at": _ints([tables.path(p) for p in fold.paths]),
-        "call": _ints(fold.call_index),
+        "at": steps([tables.path(p) for p in fold.paths]),
+        "call": steps(fold.call_index),
         "kind": [tables.kind(view.kinds[i]) for i in first],
         "save": [tables.save(graph.nodes[i]) for i in first],
         "rel": rels,
@@ -300,13 +189,13 @@ def _fold_data(
         "subs": subs,
         "degree": [starts[i + 1] - starts[i] for i in first],
         "input": codes,
-        "ext": [_ints(targets) for targets in ext],
+        "ext": [steps(targets) for targets in ext],
         "fix": fixes,
     }
 
 
 def _node_data(
-    view: View, names: Names, tree: _Tree
+    view: View, names: Names, tree: Tree
 ) -> tuple[dict[str, object], list[int]]:
     """Per node, compact (view.js decodes): real nodes in full, folds by template.
 
@@ -328,30 +217,44 @@ def _node_data(
     for v, i in enumerate(real):
         ids[i] = v
     tables = _Tables()
-    starts, inputs = graph.starts, graph.inputs
+    starts, inputs, fns = graph.starts, graph.inputs, graph.nodes
+    module_of = view.module_of or [None] * n
+    kinds, save = view.kinds, tables.save
+    types: dict[tuple[str, int, str | None, int], int] = {}  # kind, degree, path, save
+    of_type = [
+        types.setdefault(
+            (kinds[i], starts[i + 1] - starts[i], module_of[i], save(fns[i])),
+            len(types),
+        )
+        for i in real
+    ]
+    owner = tree.owner.get
     data: dict[str, object] = {
-        "walk": _ints(real),
-        "kind": [tables.kind(view.kinds[i]) for i in real],
-        "owner": [tree.owner.get(i, -1) for i in real],
-        "degree": [starts[i + 1] - starts[i] for i in real],
-        "input": [
-            ids[inputs[k]] - ids[i]
-            for i in real
-            for k in range(starts[i], starts[i + 1])
+        "walk": pack(real),
+        "type": pack(of_type),
+        "types": [[tables.kind(k), d, tables.path(p), v] for k, d, p, v in types],
+        "owner": pack([owner(i, -1) for i in real]),
+        "input": [  # offsets to the first inputs, the second inputs, ...
+            pack(column)
+            for column in by_slot(
+                [
+                    ids[inputs[k]] - ids[i]
+                    for i in real
+                    for k in range(starts[i], starts[i + 1])
+                ],
+                [starts[i + 1] - starts[i] for i in real],
+            )
         ],
-        "path": [
-            tables.path(view.module_of[i] if view.module_of else None) for i in real
-        ],
-        "save": [tables.save(graph.nodes[i]) for i in real],
     }
     data["folds"] = [
         _fold_data(view, tree, item, fold, ids, tables) for item, fold in tree.opened
     ]
     texts: list[list[object]] = []
     for i in real:
-        text = _node_text(view, i, names)
-        if text:
-            texts.append([ids[i], text])
+        if kinds[i] == LEAF or fns[i] in names.outputs:
+            text = _node_text(view, i, names)
+            if text:
+                texts.append([ids[i], text])
     if names.outputs:  # a named tensor made inside a folded call
         for i in range(n):
             if ids[i] >= len(real) and graph.nodes[i] in names.outputs:
@@ -384,7 +287,7 @@ def _check_diff(diff: object, modules: ModuleTrace | None) -> GraphDiff | None:
 
 
 def _diff_data(
-    view: View, tree: _Tree, diff: GraphDiff, modules: ModuleTrace | None,
+    view: View, tree: Tree, diff: GraphDiff, modules: ModuleTrace | None,
     ids: list[int],
 ) -> dict[str, object]:  # fmt: skip
     """What the page shows of ``diff``: added nodes (page ids), module changes.
@@ -439,7 +342,7 @@ def _diff_data(
         ],
         "modules": changed,
         "items": notes,
-        "added": _ints(sorted(added)),
+        "added": steps(sorted(added)),
         "removed": removed,
     }
 
@@ -457,11 +360,11 @@ def _width(text: str) -> int:
 
 
 def _diff_texts(
-    texts: list[str], found: dict[str, Any], tree: _Tree, ids: list[int]
+    texts: list[str], found: dict[str, Any], tree: Tree, ids: list[int]
 ) -> list[str]:
     """The top-level texts with what changed, as view.js writes them."""
     added = Counter[int]()
-    page_ids = set(_expand(found["added"]))
+    page_ids = set(unpack(found["added"]))
     if page_ids:
         fold_item = {}
         for item, fold in tree.opened:
@@ -482,22 +385,23 @@ def _diff_texts(
     return shown
 
 
-def _expand(values: list[int] | dict[str, list[int]]) -> list[int]:
-    if isinstance(values, list):
-        return values
-    s = values["s"]
-    return [s[i] + k * s[i + 1] for i in range(0, len(s), 3) for k in range(s[i + 2])]
+def _static_svg(view: View, shown: list[range], texts: list[str]) -> str:
+    """The top level drawn as the script first draws it (see view.js layout).
 
-
-def _static_svg(view: View, texts: list[str]) -> str:
-    """The top level drawn as the script first draws it (see view.js layout)."""
-    tops = len(view.first)
+    Box ``t`` shows the view's entries ``shown[t]``.
+    """
+    tops = len(shown)
+    top_of = [0] * len(view.first)
+    for t, entries in enumerate(shown):
+        for e in entries:
+            top_of[e] = t
     out: list[dict[int, None]] = [{} for _ in range(tops)]
-    for e in range(tops):
-        for k in view.inputs_of(e):
-            if k != e:
-                out[e][k] = None
-    order = sorted(range(tops), key=lambda e: view.first[e])
+    starts, inputs = view.starts, view.inputs
+    for e, t in enumerate(top_of):
+        for k in inputs[starts[e] : starts[e + 1]]:
+            if top_of[k] != t:
+                out[t][top_of[k]] = None
+    order = sorted(range(tops), key=lambda t: view.first[shown[t][0]])
     layer = _layers(order, [list(o) for o in out])
     placed: dict[int, list[int]] = {}
     for e in order:
@@ -609,6 +513,11 @@ def to_html(
     nodes by kind or module path; drag, wheel, arrows and ``+``/``-`` pan and
     zoom. Nothing is fetched; two runs give the same bytes.
 
+    More than 50 entries in a row outside modules are one box of nodes, as
+    are a module's own nodes where it has more than 50: it opens to boxes of
+    at most 50 nodes each, down to the nodes. Nodes that repeat a pattern
+    are stored once, so a chain of a million such nodes makes a small page.
+
     ``diff``, from :func:`.diff_graphs` with ``root``'s graph as ``after``,
     shows what changed: added nodes are marked ``+ new``, each module's box
     says its change in saved bytes (``saved -1.5 MiB``), and the details
@@ -651,23 +560,24 @@ def to_html(
         view = build_view(node, index, collapse, modules, 1 if modules else None,
                           folding=folding)  # fmt: skip
         folds, fold_of = found[0] if found else ([], [-1] * len(view.graph.nodes))
-        tree = _tree(view, index, folds, fold_of)
+        tree, tops = page_tree(view, index, folds, fold_of)
         nodes, ids = _node_data(view, index, tree)
         data = {
             "title": title,
             "box": [_CHAR, _HEIGHT, _GAP_X, _GAP_Y, _MAX_CHARS],
             "spread": _SPREAD,
-            "tops": len(view.first),
+            "alphabet": ALPHABET,  # runs.pack writes small values as these
+            "tops": len(tops),
             "anomaly": view.anomaly,  # else: which nodes a backward made is unknown
             "items": tree.rows,
             **nodes,
         }
-        shown = [f"{row[2]} {row[3]}" for row in tree.rows[: len(view.first)]]
+        shown = [f"{row[2]} {row[3]}" for row in tree.rows[: len(tops)]]
         if changes is not None:
             data["diff"] = found_diff = _diff_data(view, tree, changes, modules, ids)
             shown = _diff_texts(shown, found_diff, tree, ids)
     payload = _script(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
-    svg = _static_svg(view, shown)  # inline: no namespace needed
+    svg = _static_svg(view, tops, shown)  # inline: no namespace needed
     page = (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'

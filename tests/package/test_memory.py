@@ -440,3 +440,31 @@ def test_table_refuses_a_depth_format_graph_refuses(
         report.table(depth)  # type: ignore[arg-type]
     assert report.table(None) == full
     assert report.table(1)
+
+
+@pytest.mark.parametrize("traced", [True, False])
+def test_rows_made_on_first_use_match_a_report_built_from_them(traced: bool) -> None:
+    """Totals and the table come from the columns, without making a row; the
+    rows made later give an eager report with the same totals, table and rows."""
+    _, trace, loss = traced_gpt(blocks=2)
+    lazy = saved_memory(loss, modules=trace if traced else None)
+    numbers = (lazy.total, lazy.activations, lazy.parameters, lazy.buffers)
+    text = lazy.table(depth=1)
+    assert lazy._nodes is None
+    assert lazy._storages is None
+    eager = SavedMemory(
+        nodes=list(lazy.nodes),
+        modules=list(lazy.modules),
+        calls=list(lazy.calls),
+        storages=list(lazy.storages),
+        not_counted=list(lazy.not_counted),
+    )
+    assert (eager.total, eager.activations, eager.parameters, eager.buffers) == numbers
+    assert eager.table(depth=1) == text == lazy.table(depth=1)
+    assert str(eager) == str(lazy)
+    assert eager == lazy
+    assert repr(eager) == repr(lazy)
+    assert sum(row.nbytes for row in lazy.storages) == numbers[0]
+    assert sum(row.total for row in lazy.nodes) == numbers[0]
+    assert lazy.nodes is lazy.nodes  # made once
+    assert [r.index for r in lazy.nodes] == sorted({r.index for r in lazy.nodes})

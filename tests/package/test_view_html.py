@@ -3,6 +3,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import random
 import re
 from collections import Counter
 from pathlib import Path
@@ -15,6 +16,7 @@ from autograd_notes import diff_graphs, format_graph, to_html, track_modules, wa
 from autograd_notes._notebook import HINT, MOST_LINES
 from autograd_notes.labels import visible
 from autograd_notes.view_html import GraphHtml
+from autograd_notes.walk import walk
 
 from .gpt_model import GPT
 from .gpt_model import gpt_loss as gpt_model_loss
@@ -35,11 +37,55 @@ def _stack() -> tuple[torch.nn.Module, torch.Tensor]:
     return model, torch.randn(3, 4)
 
 
-def _ints(x: Any) -> list[int]:
+def _ints(x: Any, alphabet: str = "") -> list[int]:
+    """A list of view.js's data: as it is, evenly spaced pieces, or patterns."""
     if isinstance(x, list):
         return x
-    s = x["s"]
-    return [s[i] + k * s[i + 1] for i in range(0, len(s), 3) for k in range(s[i + 2])]
+    if "s" in x:
+        s = x["s"]
+        return [
+            s[i] + k * s[i + 1] for i in range(0, len(s), 3) for k in range(s[i + 2])
+        ]
+    found: list[int] = []
+    for pattern, times in zip(x["r"][::2], x["r"][1::2], strict=True):
+        if isinstance(pattern, str):
+            pattern = [alphabet.index(c) for c in pattern]
+        found += pattern * times
+    return found
+
+
+def _stretches(d: dict[str, Any], items: list[Any], owner: list[int]) -> None:
+    """Open each box of many nodes into boxes of nodes, as view.js does."""
+    members: dict[int, list[int]] = {}
+    for n in range(len(d["walk_index"])):
+        if owner[n] >= 0 and d["items"][owner[n]][1] == "nodes":
+            members.setdefault(owner[n], []).append(n)
+    spread, walk = d["spread"], d["walk_index"]
+    for item, nodes in members.items():
+        span, stack = 1, []
+        while -(-len(nodes) // span) > spread:
+            span *= spread
+        if span == 1:
+            continue
+
+        def kids(
+            parent: int, lo: int, hi: int, sp: int, stack: list[Any] = stack
+        ) -> None:
+            for a in range(-(-(hi - lo) // sp) - 1, -1, -1):
+                stack.append((parent, lo + a * sp, min(hi, lo + (a + 1) * sp), sp))
+
+        kids(item, 0, len(nodes), span)
+        while stack:
+            parent, lo, hi, sp = stack.pop()
+            box = len(items)
+            if sp > spread:
+                kids(box, lo, hi, sp // spread)
+            else:
+                for m in range(lo, hi):
+                    owner[nodes[m]] = box
+            first, last = walk[nodes[lo]], walk[nodes[hi - 1]]
+            items.append([parent, "nodes", "", f"nodes {first:,}–{last:,}",
+                          f"{hi - lo:,} nodes", None])  # fmt: skip
 
 
 def _calls(d: dict[str, Any], f: dict[str, Any], items: list[Any]) -> list[int]:
@@ -79,15 +125,23 @@ def _data(page: GraphHtml) -> dict[str, Any]:
     assert found is not None
     d: dict[str, Any] = json.loads(found.group(1))
     items = list(d["items"])
-    real = len(d["kind"])
-    owner, kind = list(d["owner"]), [d["kinds"][k] for k in d["kind"]]
-    module = [d["paths"][p] for p in d["path"]]
-    saved = [d["saves"][s] for s in d["save"]]
+    types = [d["types"][t] for t in _ints(d["type"], d["alphabet"])]
+    columns = [_ints(c, d["alphabet"]) for c in d["input"]]
+    flat, taken = [], [0] * len(columns)
+    for t in types:  # each node's offsets: a first one, a second one, ...
+        for slot in range(t[1]):
+            flat.append(columns[slot][taken[slot]])
+            taken[slot] += 1
+    real = len(types)
+    owner, kind = _ints(d["owner"], d["alphabet"]), [d["kinds"][t[0]] for t in types]
+    module = [d["paths"][t[2]] for t in types]
+    saved = [d["saves"][t[3]] for t in types]
+    d["walk_index"] = _ints(d["walk"], d["alphabet"])
     inputs: list[list[int]] = []
     k = 0
-    for n in range(real):
-        inputs.append([n + x for x in d["input"][k : k + d["degree"][n]]])
-        k += d["degree"][n]
+    for n, t in enumerate(types):
+        inputs.append([n + x for x in flat[k : k + t[1]]])
+        k += t[1]
     base = real
     for f in d["folds"]:
         at, ext = _ints(f["at"]), [_ints(e) for e in f["ext"]]
@@ -107,6 +161,7 @@ def _data(page: GraphHtml) -> dict[str, Any]:
                 k += f["degree"][p]
                 inputs.append(row)
             base += f["m"]
+    _stretches(d, items, owner)
     d.update(items=items, owner=owner, kind_names=kind, module=module, saved=saved,
              inputs=inputs)  # fmt: skip
     return d
@@ -259,7 +314,7 @@ def test_gpt2_shape_twelve_blocks_one_fold_every_node_within_3_clicks() -> None:
     assert [t[3] for t in tops if t[1] == "fold"] == ["h.0–h.11 × 12"]
     [fold] = data["folds"]
     assert fold["n"] == 12  # stored once: one template call of fold["m"] nodes
-    assert len(data["kind"]) + 12 * fold["m"] == len(walk_graph(loss))
+    assert len(data["walk_index"]) + 12 * fold["m"] == len(walk_graph(loss))
     clicks = _clicks(data)
     assert len(clicks) == len(walk_graph(loss))
     assert max(clicks) <= 3, Counter(clicks)
@@ -534,3 +589,116 @@ def test_nodes_a_create_graph_backward_made_are_marked_or_said_unknown() -> None
     assert not any(note in str(item[4]) for item in unknown["items"])
     assert known["anomaly"] is True
     assert any(note in str(item[4]) for item in known["items"])
+
+
+def _chain(steps: int) -> torch.Tensor:
+    """``sin`` and ``* 1.5``, ``steps`` times each: nodes in a repeating pattern."""
+    y = torch.ones(1, requires_grad=True)
+    for _ in range(steps):
+        y = y.sin() * 1.5
+    return y
+
+
+def _no_pattern(steps: int) -> torch.Tensor:
+    """A chain of ops drawn at random (seeded): no pattern repeats."""
+    ops = [torch.sin, torch.cos, torch.exp, torch.tanh, lambda t: t * 1.5]
+    rng = random.Random(0)
+    y = torch.ones(1, requires_grad=True)
+    for _ in range(steps):
+        y = rng.choice(ops)(y)
+    return y
+
+
+def _shared(steps: int) -> torch.Tensor:
+    x = torch.ones(1, requires_grad=True)
+    y = x
+    for _ in range(steps):
+        y = y + x.sin()
+    return y
+
+
+def _as_walked(data: dict[str, Any], root: torch.Tensor) -> None:
+    """Every node of the walk is on the page once, with its kind and inputs."""
+    graph = walk(root.grad_fn)
+    at = data["walk_index"]  # page node -> walk index (no folds here)
+    assert sorted(at) == list(range(len(graph.nodes)))
+    for n, w in enumerate(at):
+        assert data["kind_names"][n] == type(graph.nodes[w]).__name__
+        walked = graph.inputs[graph.starts[w] : graph.starts[w + 1]]
+        assert [at[k] for k in data["inputs"][n]] == walked
+
+
+def _at_most_50_per_box(data: dict[str, Any]) -> None:
+    """An item shows at most 50 boxes when opened: items or nodes of its own."""
+    shown = Counter(item[0] for item in data["items"])
+    shown.update(data["owner"])
+    del shown[-1]  # the top level
+    assert max(shown.values()) <= 50, shown.most_common(3)
+
+
+def test_a_long_chain_outside_modules_is_one_box_stored_once() -> None:
+    root = _chain(100_000)
+    small, big = to_html(_chain(10_000)), to_html(root)
+    assert len(big.html) - len(small.html) < 100  # 20k and 200k nodes alike
+    data = _data(big)
+    assert data["tops"] == 1 == big.svg.count("<rect ")
+    top = data["items"][0]
+    assert top[:4] == [-1, "nodes", "[0-200000]", "200,001 nodes"]
+    assert top[4] == "MulBackward0 ×100,000, SinBackward0 ×100,000, AccumulateGrad"
+    # it opens to boxes of nodes, at most 50 each, down to the nodes
+    assert [i[3] for i in data["items"] if i[0] == 0] == [
+        "nodes 0–124,999",
+        "nodes 125,000–200,000",
+    ]
+    _at_most_50_per_box(data)
+    assert max(_clicks(data)) == 4  # 125,000 -> 2,500 -> 50 -> the node
+    _as_walked(data, root)
+
+
+def test_a_chain_with_no_pattern_decodes_to_the_walk_and_stays_small() -> None:
+    root = _no_pattern(20_000)
+    page = to_html(root)
+    data = _data(page)
+    _as_walked(data, root)
+    _at_most_50_per_box(data)
+    base = len(to_html(_no_pattern(100)).html)
+    assert len(page.html) - base < 2 * 20_000  # a character or so per node
+
+
+def test_a_shared_input_graph_stays_bounded() -> None:
+    root = _shared(20_000)
+    small, big = to_html(_shared(2_000)), to_html(root)
+    assert len(big.html) - len(small.html) < 200
+    data = _data(big)
+    _as_walked(data, root)
+    _at_most_50_per_box(data)
+
+
+class LongChain(torch.nn.Module):
+    """One call: a chain of 20,000 nodes that repeats no module call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.ones(1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x * self.scale
+        for _ in range(10_000):
+            y = y.sin() * 1.5
+        return y
+
+
+def test_a_module_with_a_long_chain_inside_opens_to_a_box_of_its_nodes() -> None:
+    model = torch.nn.Sequential(LongChain())
+    with track_modules(model) as trace:
+        root = model(torch.ones(1)).sum()
+    data = _data(to_html(root, modules=trace))
+    assert [(i[1], i[3]) for i in data["items"][: data["tops"]]] == [
+        ("node", "SumBackward0"),
+        ("module", "0"),
+    ]
+    below = [item[:4] for item in data["items"] if item[0] == 1]
+    assert below == [[1, "nodes", "", "20,002 nodes"]]
+    assert Counter(data["module"])["0"] == 20_002  # x * scale, the chain, the leaf
+    _at_most_50_per_box(data)
+    assert max(_clicks(data)) == 4  # the module, its nodes, 2,500, 50

@@ -28,6 +28,7 @@
       anomaly: "Which nodes a create_graph=True backward made: cannot tell here (torch records it only under torch.autograd.set_detect_anomaly(True)).",
       path: "module path: {0}", sum: "{0} nodes; saved by them: {1} (summed per node, shared storages counted at each)",
       closeThis: "Close this {0}", module: "module", fold: "fold", call: "call", calls: "group of calls", run: "run",
+      nodes: "group of nodes", nodesRange: "nodes {0}\u2013{1}", nnodes: "{0} nodes",
       nodeOf: "node {0} of {1} of {2}, in fold {3}", madeOutside: "made outside the model", names: "names: {0}",
       added: "added: its module's call has more nodes of this kind than before (they are alike: the last made are marked + new)",
       cols: "saved|shape|dtype|bytes", none: "saves no tensor (or backward freed them)", close: "Close {0}",
@@ -49,6 +50,7 @@
       anomaly: "哪些节点由 create_graph=True 的反向传播生成：此处无法判断（torch 只在 torch.autograd.set_detect_anomaly(True) 下记录这一点）。",
       path: "模块路径：{0}", sum: "{0} 个节点；它们保存的：{1}（按节点相加，共享的存储在每个节点都计入）",
       closeThis: "收起这个{0}", module: "模块", fold: "折叠", call: "调用", calls: "调用组", run: "节点组",
+      nodes: "节点段", nodesRange: "节点 {0}\u2013{1}", nnodes: "{0} 个节点",
       nodeOf: "{2} 的 {1} 个节点中的第 {0} 个，属于折叠 {3}", madeOutside: "在模型之外生成", names: "名称：{0}",
       added: "新增：它所在模块的这次调用中此类节点比之前多（它们相同：最后生成的标为 + 新增）",
       cols: "保存的张量|形状|数据类型|字节", none: "没有保存张量（或反向传播已释放它们）", close: "收起 {0}",
@@ -100,12 +102,35 @@
   // Decode the compact data (see view_html._node_data): the nodes in no
   // fold first (R of them), then each fold's calls, m nodes each, rebuilt
   // from the fold's template call; every call gets its items (call, groups).
-  function ints(x) { // a list, or {s: [first, step, count, ...]} (view_html._ints)
+  var DIGIT = {};
+  for (var d = 0; d < D.alphabet.length; d++) DIGIT[D.alphabet[d]] = d;
+  function ints(x) { // a list, {s: [first, step, count, ...]} or {r: [pattern, times, ...]} (runs.pack)
     if (Array.isArray(x)) return x;
-    var a = [], s = x.s;
-    for (var i = 0; i < s.length; i += 3) for (var k = 0; k < s[i + 2]; k++) a.push(s[i] + k * s[i + 1]);
+    var a = [], s = x.s, r = x.r, i, k, j;
+    if (s) {
+      for (i = 0; i < s.length; i += 3) for (k = 0; k < s[i + 2]; k++) a.push(s[i] + k * s[i + 1]);
+      return a;
+    }
+    for (i = 0; i < r.length; i += 2) {
+      var p = r[i], v = typeof p === "string" ? [] : p;
+      if (typeof p === "string") for (j = 0; j < p.length; j++) v.push(DIGIT[p[j]]);
+      for (k = 0; k < r[i + 1]; k++) for (j = 0; j < v.length; j++) a.push(v[j]);
+    }
     return a;
   }
+  // The nodes in no fold: a type each (kind, number of inputs, module path, saved).
+  (function () {
+    var type = ints(D.type), t;
+    D.kind = []; D.degree = []; D.path = []; D.save = [];
+    for (var n = 0; n < type.length; n++) {
+      t = D.types[type[n]];
+      D.kind.push(t[0]); D.degree.push(t[1]); D.path.push(t[2]); D.save.push(t[3]);
+    }
+    D.owner = ints(D.owner);
+    var columns = D.input.map(ints), at = columns.map(function () { return 0; });
+    D.input = []; // the offsets to each node's inputs, in order (runs.by_slot)
+    for (n = 0; n < type.length; n++) for (var k = 0; k < D.degree[n]; k++) D.input.push(columns[k][at[k]++]);
+  })();
   function commas(k) { return String(k).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
   var items = D.items.slice(), R = D.kind.length, N = R, E = D.input.length, n, k, f, j, p;
   var printable = {}; // a module path with an unprintable character, escaped
@@ -137,6 +162,29 @@
       if (top[3] === 1) { addCall(f, top[0], top[1]); continue; }
       kids(items.length, top[1], top[2], top[3] / D.spread);
       items.push(rangeItem(f, top[0], top[1], top[2]));
+    }
+  });
+  // A box of many nodes (view_html: outside modules, or of one module) opens
+  // to boxes of nodes, each to at most D.spread boxes, down to the nodes.
+  var stretches = {};
+  for (n = 0; n < R; n++) {
+    var o = D.owner[n];
+    if (o >= 0 && D.items[o][1] === "nodes") (stretches[o] = stretches[o] || []).push(n);
+  }
+  Object.keys(stretches).forEach(function (item) {
+    var members = stretches[item], span = 1, stack = [];
+    while (Math.ceil(members.length / span) > D.spread) span *= D.spread;
+    if (span === 1) return; // few enough to show as they are
+    var kids = function (parent, lo, hi, sp) {
+      for (var a = Math.ceil((hi - lo) / sp) - 1; a >= 0; a--) stack.push([parent, lo + a * sp, Math.min(hi, lo + (a + 1) * sp), sp]);
+    };
+    kids(+item, 0, members.length, span);
+    while (stack.length) {
+      var top = stack.pop(), box = items.length;
+      if (top[3] > D.spread) kids(box, top[1], top[2], top[3] / D.spread);
+      else for (var m = top[1]; m < top[2]; m++) D.owner[members[m]] = box;
+      items.push([top[0], "nodes", "", say("nodesRange", commas(walk[members[top[1]]]), commas(walk[members[top[2] - 1]])),
+                  say("nnodes", commas(top[2] - top[1])), null]);
     }
   });
   function rangeItem(f, parent, lo, hi) {
@@ -381,7 +429,8 @@
   }
   function box(rep, x, y, w) {
     var text = repText(rep), kind = rep < I ? items[rep][1] : "n";
-    var cls = "an-box" + (kind === "fold" ? " an-fold" : kind === "module" || kind === "call" || kind === "calls" || kind === "run" ? " an-group" : "");
+    var group = kind === "module" || kind === "call" || kind === "calls" || kind === "run" || kind === "nodes";
+    var cls = "an-box" + (kind === "fold" ? " an-fold" : group ? " an-group" : "");
     if (rep >= I && added[rep - I]) cls += " an-added";
     if (rep === selected) cls += " an-selected";
     if (hits && hits.has(rep)) cls += " an-hit";

@@ -1,0 +1,273 @@
+"""The storages a graph's nodes saved, found as ``autograd_notes.memory`` counts.
+
+One pass over the nodes reads each saved value once, through its raw
+``SavedTensor`` (never unpacked: no hook runs). A plain strided tensor saved
+without hooks, the common case, takes a short path; anything else (hooks,
+checkpoints, ``ctx`` attributes, meta tensors, subclasses) the full one.
+What is read per node class (the ``_raw_saved_*`` names) is read once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import accumulate, repeat
+from operator import add, attrgetter, itemgetter, lt, methodcaller
+from typing import NamedTuple
+
+import torch
+from torch.autograd.function import BackwardCFunction
+from torch.autograd.graph import Node
+
+from autograd_notes._checkpoint import checkpoint_frame, checkpoint_inputs, rng_states
+from autograd_notes.labels import visible
+
+CHECKPOINT = "torch.utils.checkpoint"
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+_SavedTensor = torch._C._autograd.SavedTensor
+_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
+
+# (device, storage address, storage bytes): one storage
+Key = tuple[str, int, int]
+
+
+class Skipped(NamedTuple):
+    """A saved value not counted (``memory.NotCounted`` is made from it)."""
+
+    node: int
+    attribute: str
+    reason: str
+
+
+def has_storage(tensor: torch.Tensor) -> bool:
+    """Whether ``tensor`` has a storage of its own to count.
+
+    Not a ``__torch_dispatch__`` subclass (its storage is not real), not a
+    ``torch.func`` wrapper, not sparse or nested.
+    """
+    if tensor.is_nested or _wrapped(tensor):
+        return False
+    if type(tensor) not in _PLAIN:  # the Python key only a subclass can have
+        keys = torch._C._dispatch_keys(tensor)
+        if keys.has(torch._C.DispatchKey.Python):
+            return False
+    return tensor.layout == torch.strided
+
+
+def _function_items(node: BackwardCFunction) -> Iterator[tuple[str, object]]:
+    """A custom ``Function`` node's saved tensors, and tensors kept on ``ctx``."""
+    raws: tuple[object, ...]
+    try:
+        raws = tuple(node._raw_saved_tensors)
+    except RuntimeError:  # freed by backward
+        raws = ()
+    for i, raw in enumerate(raws):
+        yield f"saved_tensors[{i}]", raw
+    for name, value in vars(node).items():
+        items = value if isinstance(value, tuple | list) else (value,)
+        for i, item in enumerate(items):
+            if isinstance(item, torch.Tensor):
+                suffix = f"[{i}]" if items is value else ""
+                yield f"ctx.{name}{suffix}", item
+
+
+def _raw_or_none(node: Node, attr: str) -> object:
+    try:
+        return getattr(node, attr)
+    except RuntimeError:  # freed by backward
+        return None
+
+
+class Saves:
+    """What the nodes saved: each storage's saves ``(node, tensor)``, by key."""
+
+    def __init__(self) -> None:
+        self.saves: dict[Key, list[tuple[int, torch.Tensor]]] = {}
+        self.skipped: list[Skipped] = []
+        self.frames: set[int] = set()
+        self.devices: dict[torch.device, str] = {}
+
+    def read(self, nodes: list[Node]) -> None:
+        """Read every value ``nodes`` saved (node ``i`` is ``nodes[i]``).
+
+        Node classes one at a time, each ``_raw_saved_*`` name over all its
+        nodes at once; values off the short path are read afterwards, in
+        walk order, so skipped values and checkpoints come out as one pass
+        over the nodes would find them.
+        """
+        by_class: dict[type, list[int]] = {}
+        for i, kind in enumerate(map(type, nodes)):
+            found = by_class.get(kind)
+            if found is None:
+                by_class[kind] = [i]
+            else:
+                found.append(i)
+        later: list[tuple[int, int, str, object]] = []  # node, order, name, value
+        for kind, indices in by_class.items():
+            members = [nodes[i] for i in indices]
+            if issubclass(kind, BackwardCFunction):
+                for i, node in zip(indices, members, strict=True):
+                    items = _function_items(node)  # type: ignore[arg-type]
+                    later.extend((i, k, *item) for k, item in enumerate(items))
+                continue
+            attrs = [a for a in dir(kind) if a.startswith("_raw_saved_")]
+            for order, attr in enumerate(attrs):
+                self._read_attr(indices, members, attr, order, later)
+        later.sort(key=lambda item: item[:2])
+        for i, _, name, value in later:
+            self.add(i, name, value)
+
+    def _read_attr(
+        self,
+        indices: list[int],
+        members: list[Node],
+        attr: str,
+        order: int,
+        later: list[tuple[int, int, str, object]],
+    ) -> None:
+        """``attr`` of the nodes of one class: plain tensors now, the rest later."""
+        try:
+            raws = list(map(attrgetter(attr), members))
+        except RuntimeError:  # freed by backward: node by node
+            raws = [_raw_or_none(node, attr) for node in members]
+        name = attr.removeprefix("_raw")
+        plain = set(map(type, raws)) == {_SavedTensor}
+        if plain:
+            hooks = list(map(attrgetter("unpack_hook"), raws))
+            plain = hooks.count(None) == len(hooks)
+        if not plain:
+            for i, raw in zip(indices, raws, strict=True):
+                if isinstance(raw, tuple | list):
+                    later.extend(
+                        (i, order, f"{name}[{k}]", item) for k, item in enumerate(raw)
+                    )
+                elif raw is not None:
+                    later.append((i, order, name, raw))
+            return
+        datas = list(map(attrgetter("data"), raws))
+        types = set(map(type, datas))
+        if type(None) in types:  # not saved (no ``in``: a tensor's == is slow)
+            indices = [i for i, d in zip(indices, datas, strict=True) if d is not None]
+            datas = [d for d in datas if d is not None]
+            types.discard(type(None))
+        if not datas:
+            return
+        wheres = set(map(attrgetter("device"), datas))
+        if (
+            types != {torch.Tensor}
+            or set(map(attrgetter("layout"), datas)) != {torch.strided}
+            or any(map(attrgetter("is_nested"), datas))
+            or any(map(_wrapped, datas))
+            or len(wheres) != 1
+            or next(iter(wheres)).type == "meta"
+        ):  # the full rules, one value at a time
+            later.extend(
+                (i, order, name, d) for i, d in zip(indices, datas, strict=True)
+            )
+            return
+        where = next(iter(wheres))
+        device = self.devices.setdefault(where, str(where))
+        storages = list(map(methodcaller("untyped_storage"), datas))
+        keys = zip(
+            repeat(device),
+            map(methodcaller("data_ptr"), storages),
+            map(methodcaller("nbytes"), storages),
+        )
+        saves = self.saves
+        for key, save in zip(keys, zip(indices, datas, strict=True), strict=True):
+            found = saves.get(key)
+            if found is None:
+                saves[key] = [save]
+            else:
+                found.append(save)
+
+    def add(self, i: int, attr: str, value: object) -> None:
+        """One saved value of node ``i``, by the full rules."""
+        tensor = value
+        if isinstance(value, _SavedTensor):
+            hook = getattr(value, "unpack_hook", None)
+            if hook is not None:
+                recomputed = getattr(hook, "__module__", "") == CHECKPOINT
+                reason = (
+                    "recomputed by checkpoint"
+                    if recomputed
+                    else "held by saved_tensors_hooks"
+                )
+                self.skipped.append(Skipped(i, attr, reason))
+                if recomputed and id(hook) not in self.frames:
+                    self.frames.add(id(hook))
+                    self.add_frame(i, checkpoint_frame(hook))
+                return
+            tensor = getattr(value, "data", None)
+        if not isinstance(tensor, torch.Tensor):
+            return  # not saved, or freed by backward
+        where = tensor.device
+        if where.type == "meta":
+            self.skipped.append(Skipped(i, attr, "on the meta device (no data)"))
+            return
+        if not has_storage(tensor):
+            kind = visible(type(tensor).__name__)
+            reason = f"no storage to count ({kind}, {tensor.layout})"
+            self.skipped.append(Skipped(i, attr, reason))
+            return
+        storage = tensor.untyped_storage()
+        device = self.devices.get(where)
+        if device is None:
+            device = self.devices[where] = str(where)
+        key = (device, storage.data_ptr(), storage.nbytes())
+        self.saves.setdefault(key, []).append((i, tensor))
+
+    def add_frame(self, i: int, frame: object | None) -> None:
+        """What a non-reentrant checkpoint keeps to recompute from: inputs, RNG."""
+        kept = None if frame is None else checkpoint_inputs(frame)
+        rng = None if frame is None else rng_states(frame)
+        for what, found in (("checkpoint inputs", kept), ("checkpoint RNG state", rng)):
+            if found is None:
+                reason = "kept by checkpoint where this torch hides it (cannot tell)"
+                self.skipped.append(Skipped(i, what, reason))
+        for k, raw in enumerate(kept or ()):
+            self.add(i, f"checkpoint input {k}", raw)
+        for k, state in enumerate(rng or ()):
+            self.add(i, f"checkpoint RNG state {k}", state)
+
+    def groups(self) -> tuple[list[Key], list[tuple[list[Key], int]]]:
+        """Storages by address: those alone, and groups whose bytes overlap.
+
+        A device where no two storages overlap (the common case) is checked
+        in one pass over the sorted addresses; any other, one storage at a
+        time. Each group comes with its bytes.
+        """
+        alone: list[Key] = []
+        overlapping: list[tuple[list[Key], int]] = []
+        devices = sorted({key[0] for key in self.saves})
+        for device in devices:
+            keys = sorted(k for k in self.saves if k[0] == device and k[2])
+            starts = list(map(itemgetter(1), keys))
+            ends = list(accumulate(map(add, starts, map(itemgetter(2), keys)), max))
+            if not any(map(lt, starts[1:], ends)):
+                alone.extend(keys)
+                continue
+            for members, size in _overlaps(keys):
+                if len(members) == 1:
+                    alone.append(members[0])
+                else:
+                    overlapping.append((members, size))
+        return alone, overlapping
+
+
+def _overlaps(keys: list[Key]) -> Iterator[tuple[list[Key], int]]:
+    """Keys of one device, sorted by address, in groups whose bytes overlap."""
+    members: list[Key] = []
+    size = end = 0
+    for key in keys:
+        start, nbytes = key[1], key[2]
+        if members and start < end:
+            members.append(key)
+            grown = max(end, start + nbytes)
+            size += grown - end
+            end = grown
+            continue
+        if members:
+            yield members, size
+        members, size, end = [key], nbytes, start + nbytes
+    if members:
+        yield members, size
