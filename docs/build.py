@@ -6,13 +6,18 @@ every page (it reuses the executed outputs). Nothing runs when no input changed.
 
 from __future__ import annotations
 
+import fcntl
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
@@ -38,6 +43,24 @@ def inputs() -> list[Path]:
             if not skip and relative not in AFTERWARDS:
                 found.append(path)
     return found
+
+
+def toolchain() -> str:
+    """The Python and the docs extra's packages the build runs with, by version.
+
+    Not the interpreter's path: the docs, integration and browser sessions each
+    have a venv made from the same pins (constraints.txt, in the fingerprint),
+    and a build made in one is current in the others instead of made again.
+    """
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    wanted = pyproject["project"]["optional-dependencies"]["docs"]
+    found = [f"python {sys.version_info.major}.{sys.version_info.minor}"]
+    for name in sorted(re.match(r"[\w.-]+", req).group() for req in wanted):
+        try:
+            found.append(f"{name}=={version(name)}")
+        except PackageNotFoundError:
+            found.append(f"{name} missing")
+    return "\n".join(found)
 
 
 def sphinx(language: str, options: list[str], **kwargs: Any) -> subprocess.Popen[str]:
@@ -68,7 +91,16 @@ def move(source: Path, target: Path) -> None:
 
 
 def main(options: list[str]) -> int:
-    current = fingerprint(ROOT, inputs(), sys.executable, *options)
+    BUILD.mkdir(parents=True, exist_ok=True)
+    # One build at a time: two test files may ask for the site at once (each
+    # build would write over the other's); the second then finds it current.
+    with (BUILD / ".build-lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return build(options)
+
+
+def build(options: list[str]) -> int:
+    current = fingerprint(ROOT, inputs(), toolchain(), *options)
     built = all((out / "index.html").exists() for out in EDITIONS.values())
     if built and unchanged(STAMP, current):
         print("docs: no input changed since the last build; nothing to do.")
