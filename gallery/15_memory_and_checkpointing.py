@@ -200,8 +200,16 @@ for gone in saved_memory(loss_ckpt, modules=trace_ckpt).not_counted:
 assert (diff.nodes_before, diff.nodes_after) == (38, 38)
 assert (diff.added, diff.removed) == (0, 0)
 _row = {row.path: row for row in diff.modules}
+from autograd_notes.labels import format_bytes
+
+# what checkpoint keeps on a CPU besides the input: torch.get_rng_state()
+_rng_state = torch.get_rng_state().nbytes
+assert _rng_state == 5056  # the figure the text gives
 assert _row["1"].bytes_before == _block_io + _hidden + 2 * _weight
-assert _row["1"].bytes_after == _block_io
+assert _row["1"].bytes_after == _block_io + _rng_state
+assert format_bytes(_row["1"].bytes_before) == "2.3 MiB"
+assert format_bytes(_row["1"].bytes_after) == "68.9 KiB"
+assert format_bytes(_block_io) == "64.0 KiB"
 for _path in ("0", "2", "3", None):
     assert _row[_path].change == 0, _path
 _memory = saved_memory(loss_ckpt, modules=trace_ckpt)
@@ -211,16 +219,43 @@ assert _attributes == ["_saved_mat1"] * 2 + ["_saved_mat2"] * 2 + ["_saved_resul
 for _item in _memory.not_counted:
     assert _item.reason == "recomputed by checkpoint"
     assert trace_ckpt.path_of(_nodes[_item.node]).startswith("1.mlp.")
-assert _memory.module("1").activations == _block_io
+assert _memory.module("1").activations == _block_io + _rng_state
 assert _memory.module("1").parameters == 0
+_states = [r for r in _memory.storages if r.dtype == "uint8"]  # the RNG state
+assert [(r.nbytes, r.shape) for r in _states] == [(_rng_state, (_rng_state,))]
+assert _states[0].kind == "activation"
+assert trace_ckpt.path_of(_nodes[_states[0].node]).startswith("1.mlp.")
+# preserve_rng_state=False: checkpoint keeps the input only
+with track_modules(blocks) as _trace_no_rng:
+    _h = checkpoint(
+        blocks[1], blocks[0](x), use_reentrant=False, preserve_rng_state=False
+    )
+    _loss_no_rng = blocks[3](blocks[2](_h)).pow(2).mean()
+_no_rng = saved_memory(_loss_no_rng, modules=_trace_no_rng)
+assert _no_rng.module("1").activations == _block_io
+assert not [r for r in _no_rng.storages if r.dtype == "uint8"]
+_params = list(blocks[1].parameters())
+_want = torch.autograd.grad(loss, _params, retain_graph=True)
+_got = torch.autograd.grad(_loss_no_rng, _params)
+assert all(torch.equal(w, g) for w, g in zip(_want, _got, strict=True))
+del _h, _loss_no_rng, _no_rng, _trace_no_rng, _want, _got
 # sphinx_gallery_end_ignore
 
 # %%
 # The graph is the same, 38 nodes: checkpointing changes what its nodes
-# keep, not the graph. Block 1 went from 2.3 MiB to 64 KiB, its input, which
-# checkpoint keeps to recompute from. The five values its nodes saved (its
-# input, its hidden activation twice and its two weights) are listed as not
-# counted: backward will get them by running the block again.
+# keep, not the graph. Block 1 went from 2.3 MiB to 68.9 KiB: what
+# checkpoint keeps to recompute from. That is the block's input (64 KiB)
+# and the state of the CPU's random number generator
+# (``torch.get_rng_state()``, 5,056 bytes); ``saved_memory`` counts both as
+# activations. Checkpoint keeps that state because
+# ``preserve_rng_state=True`` is the default: the rerun starts from it, so
+# it draws the same random numbers, such as dropout masks. A block that
+# draws none, like this one, can pass ``preserve_rng_state=False``; then
+# checkpoint keeps only the input.
+#
+# The five values the block's nodes saved (its input, its hidden activation
+# twice and its two weights) are listed as not counted: backward will get
+# them by running the block again.
 #
 # Checkpoint all four blocks, and count the forward runs:
 
@@ -252,7 +287,8 @@ print("same gradients:", same)
 
 # sphinx_gallery_start_ignore
 assert plain_bytes == 5 * _block_io + 4 * _hidden
-assert ckpt_bytes == 5 * _block_io
+assert ckpt_bytes == 5 * _block_io + 4 * _rng_state  # one state per block
+assert round(plain_bytes / ckpt_bytes) == 4  # "about four times fewer"
 assert plain_runs == [1, 1, 1, 1]
 assert ckpt_runs == [2, 2, 2, 2]
 assert same
@@ -262,21 +298,25 @@ assert same
 # Without checkpointing, each block keeps its input and its
 # :math:`64 \times 1024` hidden activation. With
 # ``checkpoint(block, h, use_reentrant=False)`` a block keeps only its input
-# and, when backward reaches it, runs its forward again: about four times
-# fewer saved bytes for one extra forward per block. The gradients are
-# identical: on a CPU the recomputation repeats the same arithmetic, and
-# checkpoint restores the random state, so dropout masks repeat too.
+# and the random number generator's state. When backward reaches it, it runs
+# its forward again: about four times fewer saved bytes for one extra
+# forward per block. The gradients are identical: on a CPU the recomputation
+# repeats the same arithmetic, and checkpoint restores the random state, so
+# dropout masks repeat too.
 #
 # Count runs inside ``forward``, as ``Block`` does: a forward *hook* misses
 # the second run, because checkpoint stops recomputing as soon as it has
 # every tensor it needs. Our hooks see one tensor per checkpointed block, its
 # input (before `pytorch#174327 <https://github.com/pytorch/pytorch/pull/174327>`_,
-# in 2026, checkpoint also saved an empty placeholder tensor: two).
+# in 2026, checkpoint also saved an empty placeholder tensor: two). The random
+# number generator's state does not pass through them: checkpoint holds it
+# itself.
 _, saved = saved_by(lambda: checkpointed(x))
 print("tensors packed by our hook:", len(saved), "for", len(blocks), "blocks")
 
 # sphinx_gallery_start_ignore
 assert len(saved) == len(blocks)
+assert all(t.dtype == torch.float32 for t in saved)  # no RNG state among them
 _hooked = []
 blocks[0].register_forward_hook(lambda *args: _hooked.append(1))
 checkpointed(x).sum().backward()
@@ -371,10 +411,12 @@ def half_checkpointed(h):
 
 
 half_bytes, half_runs, _ = run(half_checkpointed)
-print(half_bytes, "bytes, forward runs", half_runs)  # 5 * 65536 + 2 * 262144
+print(half_bytes, "bytes, forward runs", half_runs)
+# 5 * 65536 + 2 * 262144 + 2 * 5056: five (64, 256) tensors, two hidden
+# activations (blocks 2 and 3), two random states (blocks 0 and 1)
 # sphinx_gallery_start_ignore
 assert half_runs == [2, 2, 1, 1]
-assert half_bytes == 5 * _block_io + 2 * _hidden
+assert half_bytes == 5 * _block_io + 2 * _hidden + 2 * _rng_state
 # sphinx_gallery_end_ignore
 
 # %%
