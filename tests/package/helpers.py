@@ -23,6 +23,14 @@ ABAB_TREE = """\
 └─ -> [3] AccumulateGrad (see above)"""
 # The functions that read a graph (free_graph changes it).
 READERS = ["walk_graph", "format_graph", "to_dot", "draw_graph", "render_dot"]
+# Depths every table and view refuses, with the error and the message's end.
+BAD_DEPTHS = [
+    (-5, ValueError, "at least 1, not -5"),
+    (0, ValueError, "at least 1, not 0"),
+    (1.5, TypeError, "an int or None, not float"),
+    ("a", TypeError, "an int or None, not str"),
+    (True, TypeError, "an int or None, not bool"),
+]
 # The lines of DOT text that declare a node and an edge.
 NODE_LINE = re.compile(r'^  (n\d+) \[label="((?:[^"\\]|\\.)*)"(.*)\];$')
 EDGE_LINE = re.compile(r"^  (n\d+) -> (n\d+);$")

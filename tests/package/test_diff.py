@@ -11,6 +11,7 @@ from torch.utils.checkpoint import checkpoint
 from autograd_notes import ModuleTrace, diff_graphs, saved_memory, track_modules
 
 from .gpt_model import GPT, gpt_loss
+from .helpers import BAD_DEPTHS
 
 
 def run(model: torch.nn.Module, x: torch.Tensor) -> tuple[ModuleTrace, torch.Tensor]:
@@ -196,16 +197,7 @@ def test_module_names_that_look_like_digits_sort_as_names() -> None:
     assert diff.table(depth=1).startswith("nodes: 7 -> 7 (1 added, 1 removed)")
 
 
-_BAD_DEPTHS = [
-    (-5, ValueError, "at least 1, not -5"),
-    (0, ValueError, "at least 1, not 0"),
-    (1.5, TypeError, "an int or None, not float"),
-    ("a", TypeError, "an int or None, not str"),
-    (True, TypeError, "an int or None, not bool"),
-]
-
-
-@pytest.mark.parametrize(("depth", "error", "message"), _BAD_DEPTHS)
+@pytest.mark.parametrize(("depth", "error", "message"), BAD_DEPTHS)
 def test_table_refuses_a_depth_format_graph_refuses(
     depth: object, error: type[Exception], message: str
 ) -> None:

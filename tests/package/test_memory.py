@@ -15,6 +15,7 @@ from autograd_notes.labels import format_bytes
 from autograd_notes.memory import SavedMemory
 
 from .gpt_model import GPT, gpt_loss
+from .helpers import BAD_DEPTHS
 
 
 def traced_gpt(**kwargs: Any) -> tuple[GPT, ModuleTrace, torch.Tensor]:
@@ -419,16 +420,7 @@ def _superscript_model(last: torch.nn.Module) -> tuple[ModuleTrace, torch.Tensor
     return trace, loss
 
 
-_BAD_DEPTHS = [
-    (-5, ValueError, "at least 1, not -5"),
-    (0, ValueError, "at least 1, not 0"),
-    (1.5, TypeError, "an int or None, not float"),
-    ("a", TypeError, "an int or None, not str"),
-    (True, TypeError, "an int or None, not bool"),
-]
-
-
-@pytest.mark.parametrize(("depth", "error", "message"), _BAD_DEPTHS)
+@pytest.mark.parametrize(("depth", "error", "message"), BAD_DEPTHS)
 def test_table_refuses_a_depth_format_graph_refuses(
     depth: object, error: type[Exception], message: str
 ) -> None:
