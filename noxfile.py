@@ -146,6 +146,9 @@ def compat(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Speed and memory benchmarks, printed as ratios against references."""
     # bench_compare.py: torchviz and TorchLens side by side with to_html, and
-    # our page timed in Debian's Chromium through Playwright.
+    # our page timed in Debian's Chromium through Playwright;
+    # bench_memory_compare.py: saved_memory against TorchLens's memory figure;
+    # bench_scale.py: a million nodes, any graph (saved_memory, diff_graphs,
+    # to_html as ratios to walk_graph; pages' first paint in Chromium).
     install(session, "-e", ".[docs]", "torchviz", "torchlens", "playwright")
     session.run("python", "bench/run.py", *session.posargs)

@@ -1,11 +1,14 @@
 """A million nodes, any graph (issue 31, item 2): printed, never asserted.
 
-Three graphs of ``AN_BENCH_NODES`` nodes (default 1,000,000):
+Five graphs of ``AN_BENCH_NODES`` nodes (default 1,000,000):
 
 1. untraced, a chain of alternating ``sin`` and ``* 1.5`` from one leaf;
 2. the same chain made inside one module's call (``track_modules``): a
    module with a huge chain inside that repeats nothing;
-3. branching: ``y = y + x.sin()`` again and again, ``x`` a shared leaf.
+3. branching: ``y = y + x.sin()`` again and again, ``x`` a shared leaf;
+4. a balanced binary tree of adds over ``x * 1.0`` leaves' products;
+5. a chain of no period: ``sin``, ``cos``, ``exp``, ``tanh`` or ``* 0.5``,
+   each step chosen by ``random.Random(0)``.
 
 For each, in CPU seconds (``time.process_time``), as ratios to
 ``walk_graph`` of the same graph: ``saved_memory`` (target at most 3x),
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import gc
 import os
+import random
 import tempfile
 import time
 from collections.abc import Callable
@@ -69,6 +73,25 @@ def shared(x: torch.Tensor, steps: int) -> torch.Tensor:
     return y
 
 
+def tree(x: torch.Tensor, nodes: int) -> torch.Tensor:
+    """Adds, pairwise, of ``x * 1.0`` products: about ``nodes`` nodes."""
+    level = [x * 1.0 for _ in range(nodes // 2)]
+    while len(level) > 1:
+        pairs = zip(level[::2], level[1::2], strict=False)
+        level = [a + b for a, b in pairs] + ([level[-1]] if len(level) % 2 else [])
+    return level[0]
+
+
+def random_chain(x: torch.Tensor, steps: int) -> torch.Tensor:
+    """``steps`` steps, each kind chosen by ``random.Random(0)``: no pattern."""
+    pick = random.Random(0)
+    kinds = (torch.sin, torch.cos, torch.exp, torch.tanh, lambda t: t * 0.5)
+    y = x
+    for _ in range(steps):
+        y = pick.choice(kinds)(y)
+    return y
+
+
 def cpu_seconds(func: Callable[[], object]) -> tuple[float, object]:
     gc.collect()
     start = time.process_time()
@@ -86,6 +109,10 @@ def build(shape: str) -> tuple[torch.Tensor, object]:
         with track_modules(model) as trace:
             y = model(torch.ones(1))
         return y, trace
+    if shape == "tree":
+        return tree(x, NODES), None
+    if shape == "random":
+        return random_chain(x, NODES), None
     return shared(x, NODES // 2), None
 
 
@@ -130,6 +157,8 @@ def main() -> None:
                 ("untraced chain of sin and * 1.5", "chain"),
                 ("the chain inside one module call", "module"),
                 ("y = y + x.sin(), x shared", "shared"),
+                ("balanced binary tree of adds", "tree"),
+                ("chain of random kinds (Random(0))", "random"),
             )
         ]
         in_chromium(pages)

@@ -21,7 +21,7 @@ from autograd_notes._checks import arg_error, check_depth, type_name
 from autograd_notes.labels import format_bytes, visible
 from autograd_notes.memory import SavedMemory, saved_report
 from autograd_notes.trace import ModuleTrace
-from autograd_notes.walk import as_node, gc_paused, runs_no_user_code, walk
+from autograd_notes.walk import LEAF, as_node, gc_paused, runs_no_user_code, walk
 
 __all__ = ["diff_graphs"]
 
@@ -166,10 +166,15 @@ def _keys(nodes: list[Node], modules: ModuleTrace | None) -> Counter[_Key]:
     if modules is None:
         found.update((None, None, names[kind]) for kind in types)
         return found
-    index = modules.calls().call_index
-    for node, kind, c in zip(nodes, types, modules.calls_of(nodes), strict=True):
-        call = index[c] if c >= 0 else None
-        found[modules.path_of(node), call, names[kind]] += 1
+    calls = modules.calls()
+    index, paths = calls.call_index, calls.paths
+    made = modules.calls_of(nodes)  # -1: outside calls, or a leaf (by its module)
+    where = [
+        paths[c] if c >= 0 else modules.path_of(node) if kind.__name__ == LEAF else None
+        for node, kind, c in zip(nodes, types, made, strict=True)
+    ]
+    call = [index[c] if c >= 0 else None for c in made]
+    found.update(zip(where, call, map(names.__getitem__, types), strict=True))
     return found
 
 

@@ -21,6 +21,9 @@ import threading
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
+from itertools import compress, repeat
+from operator import le, lt, methodcaller, sub
 from typing import Any, NamedTuple
 
 import torch
@@ -66,6 +69,34 @@ def _grad_fns(value: object) -> list[Node]:
                 stack.extend(item)
             elif isinstance(item, dict):
                 stack.extend(item.values())
+    return found
+
+
+def _innermost(
+    table: _Table | None, nodes: Sequence[Node], leaves: set[type]
+) -> list[int]:
+    """``calls_of`` where one thread made every record: each node's call, in bulk.
+
+    The call that starts last at or before a node's sequence number (one
+    bisection per node, in C); where that call ended before the node, its
+    parents are tried, node by node (a node made between two calls).
+    """
+    if table is None:
+        return [-1] * len(nodes)
+    firsts, ends, _, parents = table
+    seqs = list(map(methodcaller("_sequence_nr"), nodes))
+    found = list(map(sub, map(partial(bisect_right, firsts), seqs), repeat(1)))
+    outside = map(le, map(ends.__getitem__, found), seqs)  # ends[-1]: found -1
+    where = range(len(found))
+    for k in {*compress(where, outside), *compress(where, map(lt, found, repeat(0)))}:
+        i, seq = found[k], seqs[k]
+        while i >= 0 and ends[i] <= seq:
+            i = parents[i]
+        found[k] = max(i, -1)
+    if leaves:
+        for k, kind in enumerate(map(type, nodes)):
+            if kind in leaves:
+                found[k] = -1
     return found
 
 
@@ -259,6 +290,8 @@ class ModuleTrace:
             offsets[thread] = total
             total += len(tables[thread][0])
         members = self._members_now() if self._threads > 1 else None
+        if members is None:
+            return _innermost(only, nodes, leaves)
         found: list[int] = []
         append = found.append
         for node in nodes:
