@@ -288,7 +288,9 @@ with expect_error(GradcheckError, "with respect to input 1"):
 # root clamps its input in ``forward``, but ``backward`` forgets the clamp.
 # Inside ``torch.autograd.detect_anomaly()`` (slow: use it only to hunt),
 # backward raises at the first ``nan``, naming the node, and warns with the
-# traceback of the forward line that created it (not shown: it holds paths).
+# traceback of the forward line that created it (we print only its first
+# line: the traceback under it lists file paths). Each ``expect_*`` prints
+# when its block ends, innermost first.
 
 
 class ClampedSqrt(torch.autograd.Function):
@@ -309,6 +311,7 @@ class ClampedSqrt(torch.autograd.Function):
 import warnings
 
 s = torch.tensor([-1.0, 1.0, 4.0], requires_grad=True)
+# expect_warning passes the traceback warning on; catch it to print its first line
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     with (
@@ -324,6 +327,7 @@ assert len(caught) == 1
 assert "Error detected in ClampedSqrtBackward. Traceback of forward" in str(
     caught[0].message
 )
+assert "ClampedSqrt.apply(s)" in str(caught[0].message)  # the forward line
 # sphinx_gallery_end_ignore
 
 # %%

@@ -238,7 +238,10 @@ _params = list(blocks[1].parameters())
 _want = torch.autograd.grad(loss, _params, retain_graph=True)
 _got = torch.autograd.grad(_loss_no_rng, _params)
 assert all(torch.equal(w, g) for w, g in zip(_want, _got, strict=True))
-del _h, _loss_no_rng, _no_rng, _trace_no_rng, _want, _got
+_before = torch.get_rng_state()
+_ = blocks[1](x)
+assert torch.equal(torch.get_rng_state(), _before)  # block 1 uses no random numbers
+del _h, _loss_no_rng, _no_rng, _trace_no_rng, _want, _got, _before
 # sphinx_gallery_end_ignore
 
 # %%
@@ -246,16 +249,18 @@ del _h, _loss_no_rng, _no_rng, _trace_no_rng, _want, _got
 # keep, not the graph. Block 1 went from 2.3 MiB to 68.9 KiB: what
 # checkpoint keeps to recompute from. That is the block's input (64 KiB)
 # and the state of the CPU's random number generator
-# (``torch.get_rng_state()``, 5,056 bytes); ``saved_memory`` counts both as
-# activations. Checkpoint keeps that state because
-# ``preserve_rng_state=True`` is the default: the rerun starts from it, so
-# it draws the same random numbers, such as dropout masks. A block that
-# draws none, like this one, can pass ``preserve_rng_state=False``; then
-# checkpoint keeps only the input.
+# (``torch.get_rng_state()``, 5,056 bytes; for inputs on a GPU, also that
+# GPU's generator state); ``saved_memory`` counts both as activations.
+# Checkpoint keeps that state because ``preserve_rng_state=True`` is the
+# default: the rerun starts from it, so it gets the same random numbers,
+# such as dropout masks. A block that uses no random numbers, like this
+# one, can pass ``preserve_rng_state=False``; then checkpoint keeps only
+# the input.
 #
 # The five values the block's nodes saved (its input, its hidden activation
 # twice and its two weights) are listed as not counted: backward will get
-# them by running the block again.
+# them by running the block again. The input is not lost: it is counted
+# once, as what checkpoint keeps.
 #
 # Checkpoint all four blocks, and count the forward runs:
 
@@ -298,7 +303,8 @@ assert same
 # Without checkpointing, each block keeps its input and its
 # :math:`64 \times 1024` hidden activation. With
 # ``checkpoint(block, h, use_reentrant=False)`` a block keeps only its input
-# and the random number generator's state. When backward reaches it, it runs
+# and the random number generator's state (for inputs on a GPU, also that
+# GPU's). When backward reaches it, it runs
 # its forward again: about four times fewer saved bytes for one extra
 # forward per block. The gradients are identical: on a CPU the recomputation
 # repeats the same arithmetic, and checkpoint restores the random state, so
@@ -330,6 +336,11 @@ _plain = torch.autograd.grad(_drop(_inp).sum(), _drop[0].weight)[0]
 torch.set_rng_state(_state)
 _ckpt = checkpoint(_drop, _inp, use_reentrant=False).sum()
 assert torch.equal(torch.autograd.grad(_ckpt, _drop[0].weight)[0], _plain)
+# preserve_rng_state=False: the rerun draws other dropout masks
+torch.set_rng_state(_state)
+_ckpt = checkpoint(_drop, _inp, use_reentrant=False, preserve_rng_state=False)
+_other = torch.autograd.grad(_ckpt.sum(), _drop[0].weight)[0]
+assert not torch.equal(_other, _plain)
 # sphinx_gallery_end_ignore
 
 # %%

@@ -225,7 +225,7 @@ def _add_leaves(
     folds: list[Fold],
     fold_of: list[int],
 ) -> None:
-    """Give each fold the parameter leaves its nodes reach first (walk order).
+    """Give each fold the parameter leaves that only its nodes take as inputs.
 
     A leaf joins a fold if every node that takes it as an input is in that
     fold (a leaf shared with nodes outside would draw a loop), and if its

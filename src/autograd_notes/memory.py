@@ -160,14 +160,14 @@ class SavedMemory:
 
     @property
     def nodes(self) -> list[NodeRow]:
-        """Each node that saved anything (made on first use)."""
+        """Each node that saved anything, as a :class:`.NodeRow`."""
         if self._nodes is None:
             self._nodes = self._lazy().node_rows()
         return self._nodes
 
     @property
     def storages(self) -> list[StorageRow]:
-        """Each storage counted (made on first use)."""
+        """Each storage counted, as a :class:`.StorageRow`."""
         if self._storages is None:
             found = self._lazy()
             self._storages = found.storage_rows(range(len(found.columns.nbytes)))
@@ -175,7 +175,7 @@ class SavedMemory:
 
     @property
     def not_counted(self) -> list[NotCounted]:
-        """The saved values left out, and why (made on first use)."""
+        """Each saved value left out, and why, as a :class:`.NotCounted`."""
         if self._not_counted is None:
             skipped = self._lazy().columns.skipped
             self._not_counted = [NotCounted(*item) for item in skipped]

@@ -71,10 +71,10 @@ class GraphHtml:
         return self.text
 
     def _repr_html_(self) -> str:
-        """The page in an ``iframe``; printed, or where no frame shows, the SVG.
+        """The page in an ``iframe``; when the page is printed, the SVG.
 
         Class names start with ``autograd-notes-`` (no clash with a
-        notebook's own); ``@media print`` swaps the frame for the SVG.
+        notebook's own); on paper or PDF, ``@media print`` shows the SVG.
         Where scripts and styles are dropped (an untrusted notebook), the
         text tree and a line saying how to see the view (``_notebook``).
         """
@@ -514,9 +514,9 @@ def to_html(
     zoom. Nothing is fetched; two runs give the same bytes.
 
     More than 50 entries in a row outside modules are one box of nodes, as
-    are a module's own nodes where it has more than 50: it opens to boxes of
-    at most 50 nodes each, down to the nodes. Nodes that repeat a pattern
-    are stored once, so a chain of a million such nodes makes a small page.
+    are a module's own nodes where it has more than 50: it opens to at most
+    50 boxes at a time, level by level, down to the nodes. Nodes repeating
+    a pattern are stored once: a chain of a million makes a small page.
 
     ``diff``, from :func:`.diff_graphs` with ``root``'s graph as ``after``,
     shows what changed: added nodes are marked ``+ new``, each module's box

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, ClassVar
 
 import numpy as np
@@ -226,28 +227,44 @@ def test_module_names_that_look_like_digits_sort_as_names() -> None:
     assert rows == ["2", "10", "²"]  # numbers in order, then names
 
 
-def test_checkpoint_inputs_out_of_reach_are_said_so(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("hidden", ["checkpoint inputs", "checkpoint RNG state"])
+def test_checkpoint_values_out_of_reach_are_said_so(
+    monkeypatch: pytest.MonkeyPatch, hidden: str
 ) -> None:
-    """A torch that keeps a checkpoint's inputs where they cannot be read:
-    the report says it cannot tell, rather than count nothing silently."""
+    """A torch that keeps a checkpoint's inputs, or its RNG state, where they
+    cannot be read: the report says it cannot tell, rather than count nothing
+    silently."""
+    frame = torch.utils.checkpoint._CheckpointFrame
+    if hidden == "checkpoint inputs":
 
-    def save_inputs(self: Any, *args: object) -> None:
-        del self.saved_args  # kept under a name this package does not know
-        self.elsewhere = args
+        def save_inputs(self: Any, *args: object) -> None:
+            del self.saved_args  # kept under a name this package does not know
+            self.elsewhere = args
 
-    monkeypatch.setattr(
-        torch.utils.checkpoint._CheckpointFrame, "save_inputs", save_inputs
-    )
+        monkeypatch.setattr(frame, "save_inputs", save_inputs)
+    else:
+        init = frame.__init__
+
+        def hide_state(self: Any, recompute_fn: Any, *args: Any) -> None:
+            # the state stays in recompute_fn's closure, behind a partial
+            init(self, functools.partial(recompute_fn), *args)
+
+        monkeypatch.setattr(frame, "__init__", hide_state)
     torch.manual_seed(0)
     model = GPT(blocks=1, checkpointed=True)
     with track_modules(model) as trace:
         loss, _ = gpt_loss(model)
     report = saved_memory(loss, modules=trace)
-    found = [n for n in report.not_counted if n.attribute == "checkpoint inputs"]
+    found = [n for n in report.not_counted if n.attribute == hidden]
     assert [n.reason for n in found] == [
         "kept by checkpoint where this torch hides it (cannot tell)"
     ]
+    if hidden == "checkpoint RNG state":  # the inputs are still counted
+        assert not [s for s in report.storages if s.dtype == "uint8"]
+        hidden_inputs = [
+            n for n in report.not_counted if n.attribute == "checkpoint inputs"
+        ]
+        assert hidden_inputs == []
 
 
 def test_a_graph_on_the_meta_device_holds_nothing() -> None:
