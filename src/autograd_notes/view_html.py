@@ -13,9 +13,11 @@ of the top level stands in without JavaScript (``<noscript>``, and
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import os
+import zlib
 from collections import Counter
 from collections.abc import Mapping
 from importlib import resources
@@ -49,6 +51,9 @@ _SVG_NS = "http://www.w3.org/2000/svg"  # only in GraphHtml.svg, a file of its o
 # Box sizes of the layout (pixels), shared with view.js through the data.
 _CHAR, _HEIGHT, _GAP_X, _GAP_Y, _MAX_CHARS = 7, 28, 16, 44, 48
 _SPREAD = 50  # a fold opens to at most this many boxes (calls, or boxes of calls)
+# Page data longer than this many characters is deflated (zlib, level 9) and
+# base64'd; view.js inflates it with the browser's DecompressionStream.
+DEFLATE_ABOVE = 1_000_000
 
 
 class GraphHtml:
@@ -577,13 +582,17 @@ def to_html(
             data["diff"] = found_diff = _diff_data(view, tree, changes, modules, ids)
             shown = _diff_texts(shown, found_diff, tree, ids)
     payload = _script(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+    packed = ""
+    if len(payload) > DEFLATE_ABOVE:
+        deflated = zlib.compress(payload.encode("utf-8"), level=9)
+        payload, packed = base64.b64encode(deflated).decode("ascii"), " data-deflate"
     svg = _static_svg(view, tops, shown)  # inline: no namespace needed
     page = (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{html.escape(title)}</title>\n<style>\n{_asset('view.css')}</style>\n"
         f"</head>\n<body>\n<noscript>{svg}</noscript>\n"
-        f'<script type="application/json" id="an-data">{payload}</script>\n'
+        f'<script type="application/json" id="an-data"{packed}>{payload}</script>\n'
         f"<script>\n{_asset('view.js')}</script>\n</body>\n</html>\n"
     )
     svg = svg.replace("<svg ", f'<svg xmlns="{_SVG_NS}" ', 1)

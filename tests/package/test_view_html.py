@@ -5,6 +5,7 @@ import html
 import json
 import random
 import re
+import zlib
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 import torch
 
+import autograd_notes.view_html as view_html
 from autograd_notes import diff_graphs, format_graph, to_html, track_modules, walk_graph
 from autograd_notes._notebook import HINT, MOST_LINES
 from autograd_notes.labels import visible
@@ -702,3 +704,23 @@ def test_a_module_with_a_long_chain_inside_opens_to_a_box_of_its_nodes() -> None
     assert Counter(data["module"])["0"] == 20_002  # x * scale, the chain, the leaf
     _at_most_50_per_box(data)
     assert max(_clicks(data)) == 4  # the module, its nodes, 2,500, 50
+
+
+def test_large_page_data_is_deflated_to_the_same_data_and_bytes_every_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    loss, trace = _traced()
+    plain = to_html(loss, modules=trace)  # type: ignore[arg-type]
+    monkeypatch.setattr(view_html, "DEFLATE_ABOVE", 0)  # every page is "large"
+    pages = [to_html(loss, modules=trace).html for _ in range(2)]  # type: ignore[arg-type]
+    assert pages[0] == pages[1]  # deflated at a fixed level: the same bytes
+    found = re.search(r'<script type="application/json" id="an-data" data-deflate>'
+                      r"([A-Za-z0-9+/=]*)</script>", pages[0])  # fmt: skip
+    assert found is not None
+    inflated = zlib.decompress(base64.b64decode(found.group(1))).decode("utf-8")
+    packed = GraphHtml(pages[0].replace(found.group(0), "<script type=\"application"
+                       f'/json" id="an-data">{inflated}</script>'), "", "")  # fmt: skip
+    assert packed.html == plain.html  # as view.js inflates it: the same page
+    data = _data(packed)  # and so the walk's nodes
+    kinds = Counter(type(fn).__name__ for fn in walk_graph(loss))
+    assert Counter(data["kind_names"]) == kinds

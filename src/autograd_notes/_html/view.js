@@ -5,9 +5,18 @@
  * differs per call. Only the boxes shown are laid out,
  * with the layered layout of draw_graph (longest path from the root, sinks
  * at the bottom, walk order within a layer). */
-(function () {
+(function (show) {
   "use strict";
-  var D = JSON.parse(document.getElementById("an-data").textContent);
+  // Large data comes deflated and base64'd (data-deflate): inflated here with
+  // the browser's own DecompressionStream, then shown.
+  var data = document.getElementById("an-data");
+  if (!data.hasAttribute("data-deflate")) return show(JSON.parse(data.textContent));
+  var text = atob(data.textContent), bytes = new Uint8Array(text.length);
+  for (var i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  var inflated = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+  new Response(inflated).text().then(function (json) { show(JSON.parse(json)); });
+})(function (D) {
+  "use strict";
   // The interface in the reader's language: navigator.languages, the first
   // entry that is Chinese or English ("zh..." -> Chinese); {0}, {1}: values.
   var UI = {
@@ -652,4 +661,4 @@
   window.addEventListener("resize", function () { if (fitted) doFit(); });
 
   draw(); details(); doFit();
-})();
+});
