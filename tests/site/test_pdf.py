@@ -297,6 +297,10 @@ def test_executed_outputs_are_in_it(edition: str):
         for block in doc.soup.select(
             "article .sphx-glr-script-out pre, article .cell_output pre"
         ):
+            # A graph view's text fallback is for a notebook that drops its
+            # frame; the page (and so its print) shows the view or its picture.
+            if block.find_parent(class_="autograd-notes-fallback"):
+                continue
             lines.update(squeeze(line) for line in block.get_text().splitlines())
     lines.discard("")
     assert len(lines) >= 200, len(lines)
