@@ -19,7 +19,7 @@ from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, check_depth, type_name
 from autograd_notes.labels import format_bytes, visible
-from autograd_notes.memory import SavedMemory, saved_report
+from autograd_notes.memory import SavedMemory, module_order, saved_report
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.walk import LEAF, as_node, gc_paused, runs_no_user_code, walk
 
@@ -200,13 +200,9 @@ def _check(func: str, name: str, value: object, trace: object) -> Node | None:
 
 
 def _order(key: _Key) -> tuple[int, list[tuple[int, int | str]], int, str]:
+    """The rows' order: :func:`.memory.module_order`, then call and kind."""
     path, call, kind = key
-    parts = [] if not path else path.split(".")
-    natural: list[tuple[int, int | str]] = [
-        (0, int(p)) if p.isascii() and p.isdigit() else (1, p) for p in parts
-    ]
-    where = 2 if path is None else 0 if not parts else 1
-    return where, natural, -1 if call is None else call, kind
+    return (*module_order(path), -1 if call is None else call, kind)
 
 
 @runs_no_user_code

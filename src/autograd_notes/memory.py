@@ -397,7 +397,7 @@ def _state_of(
     return state
 
 
-def _natural(path: str | None) -> tuple[int, list[tuple[int, int | str]]]:
+def module_order(path: str | None) -> tuple[int, list[tuple[int, int | str]]]:
     """Sort key: the model, its modules (``h.2`` before ``h.10``), then outside."""
     if path is None:
         return 2, []
@@ -461,14 +461,14 @@ def _add_modules(
             entry[0] += here[0]
             entry[1] += sum(here[1:])
     module_rows = []
-    for path in sorted(sums, key=_natural):
+    for path in sorted(sums, key=module_order):
         n, a, p, b = sums[path]
         count = 0 if path is None else len(called.get(path, ()))
         module_rows.append(ModuleRow(path, count, n, a, p, b))
     call_rows = [
         CallRow(path, k, n, total)
         for (path, k), (n, total) in sorted(
-            per_call.items(), key=lambda item: (_natural(item[0][0]), item[0][1])
+            per_call.items(), key=lambda item: (module_order(item[0][0]), item[0][1])
         )
         if len(called[path]) > 1
     ]

@@ -328,3 +328,15 @@ def has_cycle(edges: list[tuple[int, int]]) -> bool:
             if indegree[m] == 0:
                 ready.append(m)
     return done < len(indegree)
+
+
+def superscript_model(last: torch.nn.Module) -> tuple[ModuleTrace, torch.Tensor]:
+    """Submodules named ``2``, ``10`` and ``²`` (a digit to ``str.isdigit``)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential()
+    model.add_module("²", torch.nn.Linear(2, 2))
+    model.add_module("10", torch.nn.Tanh())
+    model.add_module("2", last)
+    with track_modules(model) as trace:
+        loss = model(torch.ones(1, 2)).sum()
+    return trace, loss

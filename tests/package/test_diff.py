@@ -11,7 +11,7 @@ from torch.utils.checkpoint import checkpoint
 from autograd_notes import ModuleTrace, diff_graphs, saved_memory, track_modules
 
 from .gpt_model import GPT, gpt_loss
-from .helpers import BAD_DEPTHS
+from .helpers import BAD_DEPTHS, superscript_model
 
 
 def run(model: torch.nn.Module, x: torch.Tensor) -> tuple[ModuleTrace, torch.Tensor]:
@@ -177,21 +177,9 @@ def test_diff_graphs_names_a_wrong_argument(
     assert message in str(raised.value)
 
 
-def _superscript_model(last: torch.nn.Module) -> tuple[ModuleTrace, torch.Tensor]:
-    """Submodules named ``2``, ``10`` and ``²`` (a digit to ``str.isdigit``)."""
-    torch.manual_seed(0)
-    model = torch.nn.Sequential()
-    model.add_module("²", torch.nn.Linear(2, 2))
-    model.add_module("10", torch.nn.Tanh())
-    model.add_module("2", last)
-    with track_modules(model) as trace:
-        loss = model(torch.ones(1, 2)).sum()
-    return trace, loss
-
-
 def test_module_names_that_look_like_digits_sort_as_names() -> None:
-    before = _superscript_model(torch.nn.Tanh())
-    after = _superscript_model(torch.nn.Sigmoid())
+    before = superscript_model(torch.nn.Tanh())
+    after = superscript_model(torch.nn.Sigmoid())
     diff = diff_graphs(before[1], after[1], before[0], after[0])
     assert [row.path for row in diff.modules] == ["", "2", "10", "²", None]
     assert diff.table(depth=1).startswith("nodes: 7 -> 7 (1 added, 1 removed)")

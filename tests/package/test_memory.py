@@ -16,7 +16,7 @@ from autograd_notes.labels import format_bytes
 from autograd_notes.memory import SavedMemory
 
 from .gpt_model import GPT, gpt_loss
-from .helpers import BAD_DEPTHS
+from .helpers import BAD_DEPTHS, superscript_model
 
 
 def traced_gpt(**kwargs: Any) -> tuple[GPT, ModuleTrace, torch.Tensor]:
@@ -221,7 +221,7 @@ def test_both_checkpoints_count_the_rng_state_they_keep(preserve: bool) -> None:
 
 
 def test_module_names_that_look_like_digits_sort_as_names() -> None:
-    trace, loss = _superscript_model(torch.nn.Tanh())
+    trace, loss = superscript_model(torch.nn.Tanh())
     report = saved_memory(loss, modules=trace)
     rows = [line.split()[0] for line in report.table(depth=1).split("\n")[5:-1]]
     assert rows == ["2", "10", "²"]  # numbers in order, then names
@@ -423,18 +423,6 @@ def test_saved_memory_names_a_wrong_argument(
     with pytest.raises(TypeError) as raised:
         saved_memory(**kwargs)
     assert message in str(raised.value)
-
-
-def _superscript_model(last: torch.nn.Module) -> tuple[ModuleTrace, torch.Tensor]:
-    """Submodules named ``2``, ``10`` and ``²`` (a digit to ``str.isdigit``)."""
-    torch.manual_seed(0)
-    model = torch.nn.Sequential()
-    model.add_module("²", torch.nn.Linear(2, 2))
-    model.add_module("10", torch.nn.Tanh())
-    model.add_module("2", last)
-    with track_modules(model) as trace:
-        loss = model(torch.ones(1, 2)).sum()
-    return trace, loss
 
 
 @pytest.mark.parametrize(("depth", "error", "message"), BAD_DEPTHS)
