@@ -35,6 +35,11 @@ def _cells(func: object) -> dict[str, object]:
     return found
 
 
+def is_checkpoint_hook(hook: object) -> bool:
+    """Whether an unpack hook is a non-reentrant checkpoint's (it recomputes)."""
+    return getattr(hook, "__module__", "") == "torch.utils.checkpoint"
+
+
 def checkpoint_frame(hook: object) -> object | None:
     """The frame a checkpoint's unpack hook closes over, or None."""
     frame = _cells(hook).get("frame")

@@ -18,10 +18,14 @@ import torch
 from torch.autograd.function import BackwardCFunction
 from torch.autograd.graph import Node
 
-from autograd_notes._checkpoint import checkpoint_frame, checkpoint_inputs, rng_states
+from autograd_notes._checkpoint import (
+    checkpoint_frame,
+    checkpoint_inputs,
+    is_checkpoint_hook,
+    rng_states,
+)
 from autograd_notes.labels import visible
 
-CHECKPOINT = "torch.utils.checkpoint"
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _SavedTensor = torch._C._autograd.SavedTensor
 _wrapped = torch._C._functorch.is_functorch_wrapped_tensor
@@ -186,7 +190,7 @@ class Saves:
         if isinstance(value, _SavedTensor):
             hook = getattr(value, "unpack_hook", None)
             if hook is not None:
-                recomputed = getattr(hook, "__module__", "") == CHECKPOINT
+                recomputed = is_checkpoint_hook(hook)
                 reason = (
                     "recomputed by checkpoint"
                     if recomputed

@@ -15,7 +15,11 @@ import torch
 from torch.autograd.function import BackwardCFunction
 from torch.autograd.graph import Node
 
-from autograd_notes._checkpoint import checkpoint_frame, packed_metadata
+from autograd_notes._checkpoint import (
+    checkpoint_frame,
+    is_checkpoint_hook,
+    packed_metadata,
+)
 from autograd_notes._checks import arg_error, type_name
 from autograd_notes.labels import dtype, shape, visible
 
@@ -85,7 +89,7 @@ def _packed_text(saved: object) -> str | None:
     hook = getattr(saved, "unpack_hook", None)
     if hook is None:
         return None
-    if getattr(hook, "__module__", "") == "torch.utils.checkpoint":
+    if is_checkpoint_hook(hook):
         return "<not unpacked: recomputed by checkpoint in backward>"
     return "<not unpacked: saved_tensors_hooks>"
 
@@ -220,7 +224,7 @@ def _freed(node: Node, attr: str, raw: object) -> bool:
 def _packed_shapes(raw: object, packed: object) -> object:
     """What :func:`saved_shapes` shows of a value a pack hook turned into ``packed``."""
     hook = getattr(raw, "unpack_hook", None)
-    if getattr(hook, "__module__", "") == "torch.utils.checkpoint":
+    if is_checkpoint_hook(hook):
         frame = checkpoint_frame(hook)
         known = None if frame is None else packed_metadata(frame, packed)
         return ("recomputed", *known) if known else _packed_text(raw)
