@@ -16,6 +16,7 @@ import torch
 from torch.autograd.graph import Node
 
 from autograd_notes._storages import Key, Saves, Skipped
+from autograd_notes._torch import sequence_nr
 
 KINDS = ("activation", "parameter", "buffer")
 
@@ -126,7 +127,7 @@ def _add_group(
     found = [save for key in members for save in saves[key]]
     at, tensor = found[0]
     if len(found) > 1:  # the node made first in the forward counts it
-        at, tensor = min(found, key=lambda s: (nodes[s[0]]._sequence_nr(), s[0]))
+        at, tensor = min(found, key=lambda s: (sequence_nr(nodes[s[0]]), s[0]))
         for j in {save[0] for save in found} - {at}:
             columns.shared[j] = columns.shared.get(j, 0) + size
     kind, name = "activation", ""

@@ -18,17 +18,20 @@ import torch
 from torch.autograd.function import BackwardCFunction
 from torch.autograd.graph import Node
 
-from autograd_notes._checkpoint import (
+from autograd_notes._torch import (
+    FUNCTION_SAVED,
+    SavedTensor,
     checkpoint_frame,
     checkpoint_inputs,
+    has_python_dispatch,
     is_checkpoint_hook,
+    is_functorch_wrapped,
+    raw_saved_names,
     rng_states,
 )
 from autograd_notes.labels import visible
 
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
-_SavedTensor = torch._C._autograd.SavedTensor
-_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
 
 # (device, storage address, storage bytes): one storage
 Key = tuple[str, int, int]
@@ -48,12 +51,11 @@ def has_storage(tensor: torch.Tensor) -> bool:
     Not a ``__torch_dispatch__`` subclass (its storage is not real), not a
     ``torch.func`` wrapper, not sparse or nested.
     """
-    if tensor.is_nested or _wrapped(tensor):
+    if tensor.is_nested or is_functorch_wrapped(tensor):
         return False
-    if type(tensor) not in _PLAIN:  # the Python key only a subclass can have
-        keys = torch._C._dispatch_keys(tensor)
-        if keys.has(torch._C.DispatchKey.Python):
-            return False
+    # the Python dispatch key: only a subclass can have it
+    if type(tensor) not in _PLAIN and has_python_dispatch(tensor):
+        return False
     return tensor.layout == torch.strided
 
 
@@ -61,7 +63,7 @@ def _function_items(node: BackwardCFunction) -> Iterator[tuple[str, object]]:
     """A custom ``Function`` node's saved tensors, and tensors kept on ``ctx``."""
     raws: tuple[object, ...]
     try:
-        raws = tuple(node._raw_saved_tensors)
+        raws = tuple(getattr(node, FUNCTION_SAVED))
     except RuntimeError:  # freed by backward
         raws = ()
     for i, raw in enumerate(raws):
@@ -113,8 +115,7 @@ class Saves:
                     items = _function_items(node)  # type: ignore[arg-type]
                     later.extend((i, k, *item) for k, item in enumerate(items))
                 continue
-            attrs = [a for a in dir(kind) if a.startswith("_raw_saved_")]
-            for order, attr in enumerate(attrs):
+            for order, attr in enumerate(raw_saved_names(kind)):
                 self._read_attr(indices, members, attr, order, later)
         later.sort(key=lambda item: item[:2])
         for i, _, name, value in later:
@@ -134,7 +135,7 @@ class Saves:
         except RuntimeError:  # freed by backward: node by node
             raws = [_raw_or_none(node, attr) for node in members]
         name = attr.removeprefix("_raw")
-        plain = set(map(type, raws)) == {_SavedTensor}
+        plain = set(map(type, raws)) == {SavedTensor}
         if plain:
             hooks = list(map(attrgetter("unpack_hook"), raws))
             plain = hooks.count(None) == len(hooks)
@@ -160,7 +161,7 @@ class Saves:
             types != {torch.Tensor}
             or set(map(attrgetter("layout"), datas)) != {torch.strided}
             or any(map(attrgetter("is_nested"), datas))
-            or any(map(_wrapped, datas))
+            or any(map(is_functorch_wrapped, datas))
             or len(wheres) != 1
             or next(iter(wheres)).type == "meta"
         ):  # the full rules, one value at a time
@@ -187,7 +188,7 @@ class Saves:
     def add(self, i: int, attr: str, value: object) -> None:
         """One saved value of node ``i``, by the full rules."""
         tensor = value
-        if isinstance(value, _SavedTensor):
+        if isinstance(value, SavedTensor):
             hook = getattr(value, "unpack_hook", None)
             if hook is not None:
                 recomputed = is_checkpoint_hook(hook)

@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 from torch.autograd.graph import Node
 
+from autograd_notes._torch import input_metadata, sequence_nr
 from autograd_notes.saved import saved_shapes
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.walk import LEAF, Graph, gc_paused
@@ -97,7 +98,7 @@ def find_folds(
 
     def signature(members: list[int]) -> _Signature | None:
         """What is known of a call; None if too little to tell it from another."""
-        members.sort(key=lambda i: nodes[i]._sequence_nr())
+        members.sort(key=lambda i: sequence_nr(nodes[i]))
         position = dict(zip(members, range(len(members)), strict=True))
         made = [nodes[i] for i in members]
         saved = list(map(saved_shapes, made))
@@ -166,9 +167,8 @@ def _received(node: Node) -> list[tuple[object, ...]] | None:
 
     From ``Node._input_metadata`` (torch 2.13 to 2.15), which backward keeps.
     """
-    try:
-        metadata = node._input_metadata
-    except (AttributeError, RuntimeError):  # not in this torch, or a legacy Function
+    metadata = input_metadata(node)
+    if metadata is None:  # not in this torch, or a legacy Function
         return None
     found: list[tuple[object, ...]] = []
     for meta in metadata:

@@ -59,6 +59,7 @@ from autograd_notes._checks import (
     check_tensor,
     type_name,
 )
+from autograd_notes._torch import functorch_transforms_active
 from autograd_notes.freezing import zero_outside
 
 __all__ = ["MaskedLinear", "MaskedLinearFunction", "masked_linear"]
@@ -148,7 +149,7 @@ def _may_write_in_place() -> bool:
     as :func:`torch.func.vmap` (no in-place op of an unbatched tensor with a
     batched mask, no ``out=``).
     """
-    return not (torch.is_grad_enabled() or torch._C._are_functorch_transforms_active())
+    return not (torch.is_grad_enabled() or functorch_transforms_active())
 
 
 def _weight_grad(
@@ -209,7 +210,7 @@ class MaskedLinearFunction(torch.autograd.Function):
         _check_args(_APPLY, input, weight, mask, bias, mode)
         if mode == "freeze":
             return F.linear(input, weight, bias)
-        if torch._C._are_functorch_transforms_active():
+        if functorch_transforms_active():
             return F.linear(input, zero_outside(weight, mask), bias)
         return F.linear(input, _keep_inside(weight, mask), bias)
 

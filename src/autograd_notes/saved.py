@@ -15,12 +15,17 @@ import torch
 from torch.autograd.function import BackwardCFunction
 from torch.autograd.graph import Node
 
-from autograd_notes._checkpoint import (
-    checkpoint_frame,
-    is_checkpoint_hook,
-    packed_metadata,
-)
 from autograd_notes._checks import arg_error, type_name
+from autograd_notes._torch import (
+    FUNCTION_SAVED,
+    checkpoint_frame,
+    dispatch_modes_active,
+    is_checkpoint_hook,
+    is_functorch_wrapped,
+    no_torch_function,
+    packed_metadata,
+    raw_saved_names,
+)
 from autograd_notes.labels import dtype, shape, visible
 
 _FREED = "<freed by backward>"
@@ -40,10 +45,10 @@ def _tensor_text(t: torch.Tensor) -> str:
     if (
         t.dim() == 0
         and t.device.type == "cpu"
-        and not torch._C._functorch.is_functorch_wrapped_tensor(t)
-        and torch._C._len_torch_dispatch_stack() == 0
+        and not is_functorch_wrapped(t)
+        and not dispatch_modes_active()
     ):
-        with torch._C.DisableTorchFunction():
+        with no_torch_function():
             text += f", value {t.item()!r}"
     return text
 
@@ -123,7 +128,7 @@ def saved_values(node: Node) -> list[tuple[str, str]]:
     saved: list[tuple[str, str]] = []
     if isinstance(node, BackwardCFunction):
         try:
-            raws = node._raw_saved_tensors
+            raws = getattr(node, FUNCTION_SAVED)
         except RuntimeError:
             return [("saved_tensors", _FREED)]
         if not raws:
@@ -163,9 +168,6 @@ def saved_values(node: Node) -> list[tuple[str, str]]:
     return saved
 
 
-_RAW_ATTRS: dict[type, tuple[str, ...]] = {}  # node class -> ``_raw_saved_*`` names
-
-
 def saved_shapes(node: Node) -> tuple[object, ...]:
     """Shape and dtype of each tensor ``node`` saved, read as :func:`saved_values` does.
 
@@ -176,14 +178,10 @@ def saved_shapes(node: Node) -> tuple[object, ...]:
     of it; none as None. A value whose shape cannot be read (freed by
     backward, packed as anything else) is a ``str`` placeholder.
     """
-    kind = type(node)
-    attrs = _RAW_ATTRS.get(kind)
-    if attrs is None:
-        if isinstance(node, BackwardCFunction):
-            attrs = ("_raw_saved_tensors",)
-        else:
-            attrs = tuple(a for a in dir(kind) if a.startswith("_raw_saved_"))
-        _RAW_ATTRS[kind] = attrs
+    if isinstance(node, BackwardCFunction):
+        attrs: tuple[str, ...] = (FUNCTION_SAVED,)
+    else:
+        attrs = raw_saved_names(type(node))
     found: list[object] = []
     for attr in attrs:
         try:
@@ -212,7 +210,7 @@ def _freed(node: Node, attr: str, raw: object) -> bool:
     """Whether a value that reads as None was freed by backward (not unsaved)."""
     if getattr(raw, "unpack_hook", None) is not None:
         return True  # its hooks' packed value is gone
-    if attr == "_raw_saved_tensors":
+    if attr == FUNCTION_SAVED:
         return False  # freed, it raises RuntimeError instead
     try:  # no hooks: reading it runs no user code
         getattr(node, attr.removeprefix("_raw"))

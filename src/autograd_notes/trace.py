@@ -23,13 +23,19 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from itertools import compress, repeat
-from operator import le, lt, methodcaller, sub
+from operator import le, lt, sub
 from typing import Any, NamedTuple
 
 import torch
 from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, type_name
+from autograd_notes._torch import (
+    next_sequence_nr,
+    no_torch_function,
+    sequence_nr,
+    sequence_nrs,
+)
 from autograd_notes.walk import LEAF, leaf_of, walk
 
 __all__ = ["Calls", "ModuleTrace", "track_modules"]
@@ -44,22 +50,11 @@ _MAX_ANCHORED = 100
 _Table = tuple[list[int], list[int], list[str], list[int]]
 
 
-def _next_sequence_nr() -> int:
-    """The sequence number the next node made in this thread will get."""
-    peek = getattr(torch._C._autograd, "_get_sequence_nr", None)
-    if peek is not None:
-        return int(peek())
-    with torch.enable_grad():  # older torch: make a throw-away node
-        probe = torch.zeros((), requires_grad=True) * 1
-    assert probe.grad_fn is not None
-    return int(probe.grad_fn._sequence_nr()) + 1
-
-
 def _grad_fns(value: object) -> list[Node]:
     """The ``grad_fn`` of every tensor in nested tuples, lists and dicts."""
     found: list[Node] = []
     stack = [value]
-    with torch._C.DisableTorchFunction():  # no subclass code runs
+    with no_torch_function():  # no subclass code runs
         while stack:
             item = stack.pop()
             if isinstance(item, torch.Tensor):
@@ -84,7 +79,7 @@ def _innermost(
     if table is None:
         return [-1] * len(nodes)
     firsts, ends, _, parents = table
-    seqs = list(map(methodcaller("_sequence_nr"), nodes))
+    seqs = sequence_nrs(nodes)
     found = list(map(sub, map(partial(bisect_right, firsts), seqs), repeat(1)))
     outside = map(le, map(ends.__getitem__, found), seqs)  # ends[-1]: found -1
     where = range(len(found))
@@ -134,9 +129,7 @@ def _members(
     made_by: dict[Node, int] = {}
     walked: set[Node] = set()
     for thread, first, end, outputs, inputs in anchored:
-        own = [
-            o for o in outputs if o not in inputs and first <= o._sequence_nr() < end
-        ]
+        own = [o for o in outputs if o not in inputs and first <= sequence_nr(o) < end]
         made.append(own)
         for output in own:
             made_by[output] = thread if made_by.get(output, thread) == thread else -1
@@ -156,7 +149,7 @@ def _members(
                     or fn in seen
                     or fn in stop
                     or made_by.get(fn, thread) != thread
-                    or not first <= fn._sequence_nr() < end
+                    or not first <= sequence_nr(fn) < end
                 ):
                     continue
                 seen.add(fn)
@@ -303,7 +296,7 @@ class ModuleTrace:
                 append(-1)
                 continue
             firsts, ends, _, parents = table
-            seq = node._sequence_nr()
+            seq = sequence_nr(node)
             i = bisect_right(firsts, seq) - 1
             while i >= 0 and ends[i] <= seq:
                 i = parents[i]
@@ -346,7 +339,7 @@ class ModuleTrace:
         if table is None:
             return None
         firsts, ends, paths, parents = table
-        seq = int(node._sequence_nr())
+        seq = int(sequence_nr(node))
         i = bisect_right(firsts, seq) - 1
         while i >= 0 and ends[i] <= seq:
             i = parents[i]
@@ -438,7 +431,7 @@ def track_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
             inputs = None
             if not calls and len(trace._anchored) < _MAX_ANCHORED:
                 inputs = _grad_fns((args, kwargs))
-            calls.append((path, _next_sequence_nr(), inputs))
+            calls.append((path, next_sequence_nr(), inputs))
 
         return hook
 
@@ -448,7 +441,7 @@ def track_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
             while calls:
                 opened, first, inputs = calls.pop()
                 if opened == path:
-                    end, thread = _next_sequence_nr(), local.thread
+                    end, thread = next_sequence_nr(), local.thread
                     trace._records.append((thread, first, end, len(calls), path))
                     if inputs is not None and len(trace._anchored) < _MAX_ANCHORED:
                         outputs = _grad_fns(output)

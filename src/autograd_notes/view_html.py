@@ -29,6 +29,7 @@ from torch.autograd.graph import Node
 
 from autograd_notes._checks import arg_error, type_name
 from autograd_notes._notebook import graph_text, notebook_html
+from autograd_notes._torch import sequence_nr
 from autograd_notes.diff import GraphDiff
 from autograd_notes.fold import Fold, find_folds, folds_to_depth
 from autograd_notes.labels import Names, format_bytes, outputs_text, short_leaf, visible
@@ -317,7 +318,7 @@ def _diff_data(
             if key in more:
                 members.setdefault(key, []).append(i)
         for key, found in members.items():
-            found.sort(key=lambda i: nodes[i]._sequence_nr())
+            found.sort(key=lambda i: sequence_nr(nodes[i]))
             added.extend(ids[i] for i in found[-more[key] :])
     rows = {row.path: row for row in diff.modules if row.path is not None}
     changed = {

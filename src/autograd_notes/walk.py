@@ -33,6 +33,7 @@ from torch.autograd.graph import Node
 
 from autograd_notes import _release
 from autograd_notes._checks import arg_error, check_torch, type_name
+from autograd_notes._torch import no_torch_function
 
 __all__ = ["free_graph", "walk_graph"]
 
@@ -52,7 +53,7 @@ def runs_no_user_code(func: _F) -> _F:
 
     @functools.wraps(func)
     def reading(*args: Any, **kwargs: Any) -> Any:
-        with torch._C.DisableTorchFunction():
+        with no_torch_function():
             return func(*args, **kwargs)
 
     return cast(_F, reading)
