@@ -3,12 +3,12 @@
 :func:`.to_html` writes the view's entries (``autograd_notes.view``: with a
 trace, the modules at depth 1 and the folds) as the top level, and every
 node below them as data: a click opens a module, a fold or one call of a
-fold. The script (``_html/view.js``, package data) lays out only what is
-shown, with the layered layout ``draw_graph`` uses, ported to JavaScript
-(no library: it is small, and the package stays one thing to audit). The
-page fetches nothing; the same bytes come out on every run; a static SVG
-of the top level stands in without JavaScript (``<noscript>``, and
-:attr:`.GraphHtml.svg` for a PDF).
+fold. The script (package data: ``_html/view.js``, after its words in
+``_html/view_text.js``) lays out only what is shown, with the layered
+layout ``draw_graph`` uses, ported to JavaScript (no library: it is small,
+and the package stays one thing to audit). The page fetches nothing; the
+same bytes come out on every run; a static SVG of the top level stands in
+without JavaScript (``<noscript>``, and :attr:`.GraphHtml.svg` for a PDF).
 """
 
 from __future__ import annotations
@@ -594,7 +594,8 @@ def to_html(
         f"<title>{html.escape(title)}</title>\n<style>\n{_asset('view.css')}</style>\n"
         f"</head>\n<body>\n<noscript>{svg}</noscript>\n"
         f'<script type="application/json" id="an-data"{packed}>{payload}</script>\n'
-        f"<script>\n{_asset('view.js')}</script>\n</body>\n</html>\n"
+        f"<script>\n{_asset('view_text.js')}{_asset('view.js')}</script>\n"
+        "</body>\n</html>\n"
     )
     svg = svg.replace("<svg ", f'<svg xmlns="{_SVG_NS}" ', 1)
     return GraphHtml(page, svg, graph_text(view, index))
