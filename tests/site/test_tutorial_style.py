@@ -1,4 +1,4 @@
-"""The tutorials follow the house rules in README.md ("Add a tutorial")."""
+"""The tutorials follow the house rules in CONTRIBUTING.md ("Add a tutorial")."""
 
 from __future__ import annotations
 
