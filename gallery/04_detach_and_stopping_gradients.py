@@ -207,10 +207,14 @@ for _mode in (True, False):
 # running statistics instead of the batch's, and stops updating them; the
 # graph is recorded as before and parameters still require grad. ``no_grad``
 # changes only what is *recorded*. ``requires_grad_(False)`` on parameters
-# (here the first layer's) only keeps ``.grad`` off them. (The last row's
-# ``torch.inference_mode()`` is a stricter ``no_grad``, explained at the end
-# of this page.) A tiny model, run twice on one batch in each setting
-# (dropout is on if the outputs differ):
+# (here the first layer's) keeps ``.grad`` off them, and it changes what is
+# recorded too: an operation none of whose inputs requires grad is not
+# recorded, so the frozen layer gets no node and saves nothing for
+# backward. That is why freezing the first layers of a model saves memory.
+# The layers after it are still recorded, so the table below still shows a
+# graph. (The last row's ``torch.inference_mode()`` is a stricter
+# ``no_grad``, explained at the end of this page.) A tiny model, run twice
+# on one batch in each setting (dropout is on if the outputs differ):
 from torch import nn
 
 torch.manual_seed(0)
@@ -249,6 +253,13 @@ assert _cols[0] == (True, True, False, True, False)  # graph
 assert _cols[1] == ("6/6", "6/6", "0/6", "4/6", "0/6")  # parameters with .grad
 assert _cols[2] == _cols[3] == (True, False, True, True, False)  # dropout, BN
 assert all(p.requires_grad for p in model.eval().parameters())
+model[0].requires_grad_(False)  # frozen: the first layer is not recorded
+_frozen_out = model[0](batch)
+_next = model[1](_frozen_out)
+assert _frozen_out.grad_fn is None and not _frozen_out.requires_grad
+assert _next.grad_fn is not None  # the layer after it is
+assert _next.grad_fn.next_functions[0][0] is None  # with no edge into the first
+model[0].requires_grad_(True)
 _bn, _h = model[1], model[0](batch).detach()
 _running = (_h - _bn.running_mean) / (_bn.running_var + _bn.eps).sqrt()
 _batch = (_h - _h.mean(0)) / (_h.var(0, correction=0) + _bn.eps).sqrt()
