@@ -2,7 +2,10 @@
 How does mixed precision change the graph and the gradients?
 ============================================================
 
-Mixed precision runs matrix products in 16 bits, the rest in ``float32``.
+Mixed precision runs the operations on autocast's 16-bit list (matrix
+products, convolutions) in ``float16`` or ``bfloat16``, a few that need
+precision (most losses) in ``float32``, and every other operation in the
+type of its inputs.
 After this tutorial you can say which casts autocast adds to the graph
 and in which type each gradient is computed, keep small ``float16``
 gradients alive with ``GradScaler``, and write custom Functions for it.
@@ -41,6 +44,10 @@ _dtypes = [t.dtype for t in (hidden, out, loss, by_hand, model[0].weight)]
 assert _dtypes == [torch.bfloat16] * 2 + [torch.float32] * 3
 with torch.autocast("cpu", dtype=torch.bfloat16):  # the list, not promotion
     assert F.mse_loss(out, out.detach()).dtype == torch.float32
+    assert F.conv1d(x[:, None], torch.ones(1, 1, 2)).dtype == torch.bfloat16
+    # on neither list: the type of the inputs, 16 bits or 32
+    assert model[1](hidden).dtype == torch.tanh(hidden).dtype == torch.bfloat16
+    assert torch.relu(x).dtype == torch.tanh(x).dtype == torch.float32
 # sphinx_gallery_end_ignore
 
 # %%
