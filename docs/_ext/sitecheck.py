@@ -1,7 +1,18 @@
 """Guards that fail the docs build instead of publishing something wrong.
 
-* :func:`strict_warnings` (sphinx-gallery ``reset_modules``): warnings are errors;
-* :func:`scan_html` (``build-finished``): no memory address, timing or local path.
+* :func:`strict_warnings` is a sphinx-gallery ``reset_modules`` hook
+  (``conf.py``, with ``reset_modules_order = "both"``): while an example
+  runs, every Python warning is an error, not stray output on the page. An
+  example that *expects* a warning catches it with
+  ``warnings.catch_warnings(record=True)`` and prints it, so the page shows
+  it on purpose. myst-nb's pages get the same rule from ``conf.py``'s
+  ``nb_output_stderr = "error"``.
+* :func:`scan_html` (``build-finished``) warns on every page that shows a
+  memory address (``object at 0x...``), a timing or a path of the build
+  machine: each differs from build to build and means nothing to a reader.
+
+The build fails on what they report because ``docs/build.py`` runs Sphinx
+with ``-W``. Neither sphinx-gallery nor myst-nb has such a check.
 """
 
 from __future__ import annotations
@@ -23,7 +34,12 @@ _guards: list[warnings.catch_warnings[None]] = []
 
 
 def strict_warnings(gallery_conf: dict[str, Any], fname: str | None, when: str) -> None:
-    """Turn warnings into errors before each example, restore them after."""
+    """Turn warnings into errors before each example, restore them after.
+
+    ``warnings.catch_warnings`` saves and restores the filters, so what an
+    example changes in them does not leak into the next one. The guard waits
+    in ``_guards`` between the hook's two calls per example.
+    """
     if when == "before":
         _guards.append(warnings.catch_warnings())
         _guards[-1].__enter__()
@@ -37,7 +53,12 @@ TIMING = re.compile(r"Total running time|\b\d+\.\d+ ?(?:seconds|ms|µs)\b")
 
 
 def scan_html(app: Sphinx, exception: Exception | None) -> None:
-    """Warn on every page that leaks an address, a timing or a local path."""
+    """Warn on every page that leaks an address, a timing or a local path.
+
+    The paths are the checkout, the interpreter's prefixes, the home folder
+    and the temporary folder (with its separator, as it appears in a path).
+    Four characters or fewer (``/``, ``/usr``) would match ordinary text.
+    """
     if exception is not None or app.builder.format != "html":
         return
     from editions import EDITIONS
