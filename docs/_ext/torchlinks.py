@@ -1,10 +1,36 @@
-"""PyTorch names link to PyTorch's docs; sphinx-codeautolink only links code blocks.
+"""PyTorch names link to PyTorch's documentation, in prose and in code.
 
-Sets up ``intersphinx`` and ``sphinx_codeautolink`` (:func:`configure` at
-``config-inited``, :func:`read_names` and :func:`picklable_config` at
-``builder-inited``, :func:`skip_tutorials` at ``doctree-read``), resolves what
-intersphinx misses (:func:`missing_reference`, ``missing-reference``) and links
-inline code naming a torch object (:class:`ProseCodeLinks`).
+``conf.py`` gives intersphinx the inventory of the running torch's
+documentation (``docs/inventories/``, a local file: the build stays
+offline). Three gaps remain, and this extension fills them:
+
+* **Code blocks.** sphinx-gallery links the names in the tutorials' code;
+  the other pages' code (myst-nb's cells, code blocks, docstrings' ``>>>``
+  examples) is linked by ``sphinx_codeautolink``, which this extension sets
+  up and configures: :func:`configure` (``config-inited``) makes a page's
+  cells read as one script (a cell sees the imports above it) and each one
+  start with ``import torch``, as the doctests do; :func:`pycon` reads a
+  ``>>>`` example without its doctest flags, as the page shows it;
+  :func:`skip_tutorials` (``doctree-read``) keeps it off the tutorials,
+  which sphinx-gallery has linked already; :func:`picklable_config`
+  (``builder-inited``) gives the config back the name of :func:`pycon`
+  after codeautolink has imported it.
+* **Names under another name.** PyTorch documents some objects under a name
+  readers do not write (``torch.nn.Parameter`` is documented as
+  ``torch.nn.parameter.Parameter``), and codeautolink finds an object under
+  its own name (``torch.nn.modules.linear.Linear``). :func:`read_names`
+  (``builder-inited``, after ``intersphinx`` has read the inventory) indexes
+  the inventory under both names, and gives codeautolink its
+  ``codeautolink_inventory_map``. :func:`missing_reference`
+  (``missing-reference``, after intersphinx has tried) resolves a Python
+  reference intersphinx missed through that index, and a bare ``Tensor`` or
+  ``Module`` in a docstring's types under ``torch.`` and ``torch.nn.``; a
+  name found nowhere stays unresolved, and nitpicky mode fails on it.
+* **Code spans in prose.** Neither library links them. :class:`ProseCodeLinks`
+  links an inline span that is a PyTorch name or a call of one
+  (`` `torch.no_grad()` ``, `` `nn.Linear(4, 2)` ``), reading ``nn.``, ``F.``
+  and ``Tensor.`` as the site's code writes them; spans in headings, links,
+  signatures and code blocks stay as they are.
 """
 
 from __future__ import annotations
@@ -28,7 +54,11 @@ BARE_NAME_MODULES = ("torch", "torch.nn")
 
 
 def canonical_name(dotted: str) -> str | None:
-    """The name the running torch gives the object ``dotted`` names."""
+    """The name the running torch gives the object ``dotted`` names.
+
+    ``__module__.__qualname__``: an object re-exported as ``torch.X`` is
+    often documented where it is defined, and its own names say where.
+    """
     import torch
 
     parts = dotted.split(".")
@@ -152,7 +182,13 @@ def configure(app: Sphinx, config: Any) -> None:
 
 
 def picklable_config(app: Sphinx, *args: Any) -> None:
-    """A fresh dict: codeautolink imports the functions into the config's one."""
+    """A fresh dict: codeautolink imports the functions into the config's one.
+
+    Its ``builder-inited`` handler replaces each name in
+    ``codeautolink_custom_blocks`` by the function, in place. Run after it,
+    this leaves codeautolink its functions and the config the names, which
+    pickle with the environment.
+    """
     app.config.codeautolink_custom_blocks = {"pycon": "torchlinks.pycon"}
 
 
@@ -162,8 +198,10 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", read_names)
     app.setup_extension("sphinx_codeautolink")
     app.connect("config-inited", configure, priority=100)
+    # After codeautolink's own builder-inited (500), which imports the blocks.
     app.connect("builder-inited", picklable_config, priority=600)
     app.connect("doctree-read", skip_tutorials, priority=400)  # before codeautolink
+    # After intersphinx's own missing-reference handler (500) has tried.
     app.connect("missing-reference", missing_reference, priority=900)
     app.add_post_transform(ProseCodeLinks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
