@@ -1,13 +1,27 @@
 """Two editions, English and zh_CN: each page knows its address in both, and its source.
 
-Not a library: Read the Docs' flyout switches languages there only, not on GitHub
-Pages or locally. :data:`EDITIONS`: language -> (name, folder).
-* :func:`page_links` (``html-page-context``): ``other_editions``, hreflang links and
-  a zh page's canonical address (absolute on the 404 page);
-* :func:`issue_body` (``html-page-context``): the issue button's body names the page;
-* :func:`spaced_titles` (``html-page-context``): a Chinese title as plain text
-  keeps a space where code met Chinese;
-* :func:`source_in_repository`: a tutorial page's file (launchbar's *View source*).
+``docs/build.py`` builds the site twice from one source tree: English, then
+``-D language=zh_CN`` into the ``zh_CN/`` folder. :data:`EDITIONS` maps each
+language to its name and folder. Our own code: Read the Docs' flyout switches
+languages there only, not on GitHub Pages or locally, and nothing in Sphinx
+links a page to itself in another language. Three ``html-page-context``
+handlers:
+
+* :func:`page_links` gives every page ``other_editions``, the link to the same
+  page in the other edition (``_templates/edition-switcher.html`` shows it),
+  and an hreflang ``<link rel="alternate">`` for each; on Read the Docs each
+  edition is a project of its own, at ``/<lang>/<version>/``. A zh page's
+  canonical address is its own, under ``zh_CN/`` (Sphinx derives it from
+  ``html_baseurl``, which both editions share: the downloads install the one
+  wheel from there). The 404 page is served at any depth, so its links are
+  absolute;
+* :func:`issue_body` (after the theme's handler, which makes the button):
+  the issue the button opens starts with the page's title and address;
+* :func:`spaced_titles`: a Chinese title shown as plain text keeps a space
+  where code met Chinese.
+
+:func:`source_in_repository` is the file a tutorial page comes from
+(``launchbar``'s *View source*).
 """
 
 from __future__ import annotations

@@ -1,10 +1,21 @@
 """Collapse each tutorial exercise's solution until the reader opens it.
 
-A text cell ending in the paragraph ``**Solution**`` (``**答案**``) and the code
-cell after it: a ``<details>`` on the page (:class:`CollapseSolutions`), a hidden
-cell in a notebook (:func:`collapse_in_notebook`); the code
-still runs in the build. sphinx-design's dropdown wraps directive content, not
-the cells sphinx-gallery generates.
+A tutorial writes an exercise as a text cell whose last paragraph is exactly
+``**Solution**`` (``**答案**`` in the zh_CN edition), then the code cell that
+solves it. In the ``.py`` download that reads naturally. Our own code:
+sphinx-design's dropdown wraps a directive's content, not the cells
+sphinx-gallery generates.
+
+* On the HTML page, :class:`CollapseSolutions` (a transform, tutorials only)
+  moves the marker, the solution's code and its output or figure into a
+  :class:`solution` node, written as a ``<details>`` element: closed, opened
+  by a click or the keyboard, no JavaScript. Other builders show it as is.
+* In a notebook, :func:`collapse_in_notebook` (``downloads`` applies it to
+  every notebook) hides the solution's code cell (``HIDDEN``: Jupyter's
+  ``source_hidden``, Colab's form view).
+
+The code still runs in the build, so a wrong solution (its hidden
+``assert``) fails it.
 """
 
 from __future__ import annotations
@@ -79,6 +90,7 @@ class CollapseSolutions(SphinxTransform):
             return
         if self.app.builder.name == "gettext":
             return  # the catalogs need the marker paragraph, to translate it
+        # The marker as the page's catalog translates it.
         text = MARKERS.get(self.config.language, MARKERS["en"])
         for marker in list(self.document.findall(lambda n: _is_marker(n, text))):
             parent = marker.parent

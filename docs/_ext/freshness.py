@@ -1,7 +1,24 @@
-"""No stale output (``config-inited``: :func:`invalidate`, :func:`prune_removed`).
+"""No stale output: what the pages show is what the current sources make.
 
-sphinx-gallery and myst-nb re-run on a changed source only, not on a new torch or pin.
-:func:`fingerprint`, :func:`unchanged`: the one build fingerprint (build.py, pdf.py).
+sphinx-gallery re-runs an example only when its script changes, and
+myst-nb's cache keys on a page's code. Neither notices a new torch, a change
+to ``autograd_notes``, a new pin or a new ``conf.py``, and neither deletes
+what it generated for a script that is gone. Two ``config-inited`` handlers,
+first of all (priorities 100 and 101), before anything reads those outputs:
+
+* :func:`invalidate` fingerprints what the executed outputs depend on (torch's
+  version, the package, ``constraints.txt``, ``conf.py``) and, when that
+  changes, deletes sphinx-gallery's generated pages and myst-nb's cache, so
+  every example and page runs again. What only shapes the pages (the
+  extensions in ``_ext/``, the templates, the theme's and our ``site``
+  catalogs) makes Sphinx read and write every page again, without running
+  anything;
+* :func:`prune_removed` deletes the generated page and images of a gallery
+  script that was renamed or removed: otherwise its old page stays in the
+  site.
+
+:func:`fingerprint` and :func:`unchanged` are also the one build fingerprint
+of ``docs/build.py`` and ``docs/pdf.py``.
 """
 
 from __future__ import annotations
@@ -38,7 +55,14 @@ def unchanged(stamp: Path, current: str) -> bool:
 
 
 def invalidate(app: Sphinx, config: Config) -> None:
-    """New torch, package, pin or conf.py: re-execute; new extension: re-read."""
+    """New torch, package, pin or conf.py: re-execute; new extension: re-read.
+
+    The executed outputs are shared by both editions, so their stamp sits
+    beside the cache; each edition's doctrees have their own stamp. The package
+    is every file of it but ``.pyc``: its data (the view's JavaScript and CSS)
+    is in what the pages execute. Sphinx re-reads a page when its source or a
+    config value changes, not when an extension's code does.
+    """
     srcdir = Path(app.srcdir)
     root, cache = srcdir.parent, Path(config.nb_execution_cache_path)
     package = sorted((root / "src" / "autograd_notes").rglob("*[!c]"))  # not .pyc

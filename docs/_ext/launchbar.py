@@ -2,12 +2,22 @@
 
 :func:`add_launch_bar` (``html-page-context``) puts on each tutorial and each
 executed MyST page (``downloads.executed_pages``) a bar of plain links
-(``_templates/launch-bar.html``): *Open in Colab* (the notebook of this edition
-and version on the ``notebooks`` branch, published by ``docs.yml``),
-*Download notebook*, *Download script* (tutorials) and *View source*.
-:class:`RemoveDownloadNote` drops sphinx-gallery's "Go to the end" note.
-sphinx-book-theme's launch buttons open the page's source file in Colab: for a
-MyST page or a gallery script that is no notebook, and never a translated one.
+(``_templates/launch-bar.html``, in the page's language), from
+:func:`launch_links`:
+
+* *Open in Colab*: the notebook of this edition and version, from the
+  ``notebooks`` branch that ``.github/workflows/docs.yml`` publishes
+  (``<version>/<edition>/<docname>.ipynb``);
+* *Download notebook* and *Download script* (tutorials only): this edition's
+  downloads, a tutorial's from ``_downloads/`` as at the end of its page, a
+  page's ``notebooks/<docname>.ipynb``;
+* *View source*: the file in the repository (``gallery/NN_name.py`` or
+  ``docs/<docname>.md``).
+
+:class:`RemoveDownloadNote` drops sphinx-gallery's "Go to the end to
+download" note, which the bar replaces. Our own code: sphinx-book-theme's
+launch buttons open the page's source file in Colab, which for a MyST page
+or a gallery script is no notebook, and never a translated one.
 """
 
 from __future__ import annotations

@@ -1,8 +1,20 @@
 """Read the site on every core (``-j N``): evenly, and without a race.
 
-Not a library: Sphinx and myst-nb cannot balance executed pages over ``-j`` chunks.
-:func:`spread` (``env-before-read-docs``): :func:`deal` them out (:func:`executes`),
-after creating myst-nb's cache, so no two processes race to create it.
+With ``-j N`` Sphinx reads the pages in contiguous chunks of the sorted page
+list (``sphinx.util.parallel.make_chunks``). myst-nb executes a page while it
+is read, and the executed pages (``explanations/``, ``how-to/``,
+``reference/``) sit next to each other in that list: one process ran nearly
+all of them while the others had nothing left to do. Neither Sphinx nor
+myst-nb has an option to balance them. :func:`spread`
+(``env-before-read-docs``, only when reading in parallel):
+
+* reorders the pages before they are read, dealing the executed ones
+  (:func:`executes`) out over the chunks like cards (:func:`deal`). The order
+  only decides which process reads a page; the pages do not change;
+* creates myst-nb's execution cache (a SQLite database) before the reading
+  processes start: two of them executing their first page at once would
+  both try to create it, and one would fail ("table settings already
+  exists").
 """
 
 from __future__ import annotations
@@ -17,7 +29,12 @@ from sphinx.util.parallel import make_chunks
 
 
 def executes(source: Path) -> bool:
-    """Whether myst-nb executes the page ``source`` when it is read."""
+    """Whether myst-nb executes the page ``source`` when it is read.
+
+    myst-nb's own test (``file_format: mystnb`` in the front matter), so this
+    agrees with the build; ``downloads`` uses it to find the pages that get a
+    notebook.
+    """
     return source.suffix == ".md" and is_myst_markdown_notebook(
         source.read_text("utf-8")
     )
