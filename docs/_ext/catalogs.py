@@ -1,12 +1,27 @@
 """The zh_CN edition's i18n jobs that Sphinx's gettext support and sphinx-intl lack.
 
-* :func:`messages`, :func:`plain`, :func:`unmarked`: current translations, for raw HTML;
-* :class:`SphinxLabels`: docstrings are messages; their field names are Sphinx's;
-* :func:`theme_strings` (``config-inited``): our words for sphinx-book-theme's strings;
-* :class:`RequireTranslation`, :func:`no_fuzzy` (``builder-inited``): warn on
-  untranslated, fuzzy or unrendered messages;
-* :func:`configure_search` (``config-inited``), :class:`ChineseSearch`: jieba's terms,
-  a working stemmer.
+Sphinx translates a page from its catalog and quietly shows English where a
+message has no current translation; sphinx-intl only updates the catalogs.
+Here, for every edition but English:
+
+* :func:`messages`, :func:`plain`, :func:`unmarked` (and :func:`catalog_files`,
+  :func:`read`): the current translations (not fuzzy, not empty), for what
+  Sphinx does not translate: the raw HTML of ``tutorialcards`` and the
+  downloads;
+* :class:`SphinxLabels`: the API docstrings are messages of the reference
+  pages, but an entry's field names and rubrics ("Parameters", "Examples")
+  are Sphinx's and napoleon's labels, already in the page's language: they
+  are kept out of the catalogs, where the zh build named them untranslated;
+* :func:`theme_strings` (``config-inited``): our ``booktheme.po`` before the
+  theme's own (read this early, as the theme makes its header buttons), and
+  ``site.po``, the words of our own code (``get_translation("site")``);
+* :class:`RequireTranslation` (after ``Locale``) warns on every message left
+  in English and every translated markup that did not render (its spacing
+  to Chinese), :func:`no_fuzzy` (``builder-inited``) on every fuzzy entry:
+  with ``-W`` each fails the build;
+* :func:`configure_search` (``config-inited``) teaches jieba the site's terms
+  (``terms.csv``), so a term is one search word; :class:`ChineseSearch` uses
+  the English stemmer, as Sphinx 9.0's ``ChineseStemmer`` is undefined.
 """
 
 from __future__ import annotations
@@ -159,7 +174,11 @@ class RequireTranslation(SphinxTransform):
 
 
 def no_fuzzy(app: Sphinx) -> None:
-    """Fuzzy entries are outdated translations: name each one."""
+    """Fuzzy entries are outdated translations: name each one.
+
+    Sphinx skips them, so the page shows English and ``RequireTranslation``
+    names the message; this names the catalog entry to update.
+    """
     if app.config.language == "en" or app.builder.name == "gettext":
         return
     for po in catalog_files(app):

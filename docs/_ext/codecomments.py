@@ -1,10 +1,29 @@
 """Comments in the pages' code, translated like the prose around them.
 
-Each comment of a Python or shell block (a run of full-line ones is one message)
-becomes an invisible :class:`code_comment` (:class:`ExtractCodeComments`) that
-``Locale`` translates into the code, rewrapped, and :class:`DropCodeComments`
-removes; :func:`translate_comments` and :func:`wrap` serve ``downloads`` too.
-pybabel's and Sphinx's extractors read prose, not comments.
+A code block shows the same code in both editions, but its comments explain,
+and the zh_CN edition explains in Chinese. Sphinx's and pybabel's extractors
+read prose, never the comments inside a code block, so:
+
+* :class:`ExtractCodeComments` (a transform before ``Locale``) finds the
+  comments of every Python block (the tutorials' and the executed pages'
+  code cells, ``python`` blocks, ``>>>`` sessions) and every shell block,
+  but not the examples of an API entry, with :mod:`tokenize` for Python (a
+  ``#`` in a string is no comment). One
+  message per comment, a run of full-line comments one message; pragmas
+  (``# noqa``, ``# %%``, ...) and wordless comments are skipped. Each
+  becomes an invisible :class:`code_comment` after its block, so the
+  gettext builder puts it into the page's catalog with the block's location;
+* ``Locale`` translates each node like any message, and the node writes the
+  translation into the code, a run rewrapped no wider than the block (a
+  Chinese character takes two columns); ``catalogs.RequireTranslation`` then
+  names a comment left in English as it names any message, and
+  :class:`DropCodeComments` removes the nodes;
+* :func:`translate_comments`, :func:`wrap` and :func:`width` also write the
+  zh ``.py`` and ``.ipynb`` downloads (``downloads``): code unchanged, only
+  comments translated.
+
+The English edition shows the code as written: nothing is extracted there
+(the gettext build aside).
 """
 
 from __future__ import annotations
@@ -52,7 +71,11 @@ class CommentError(ValueError):
 
 
 def _python_comments(code: str) -> Iterator[tuple[int, int, str, bool]]:
-    """(line index, column, text, trailing) of each comment; ``>>>`` sessions too."""
+    """(line index, column, text, trailing) of each comment; ``>>>`` sessions too.
+
+    A session is tokenized with its prompts blanked out and its output lines
+    empty, so the columns stay those of the original.
+    """
     lines = code.split("\n")
     first = next((line for line in lines if line.strip()), "")
     if first.startswith(">>>"):
@@ -215,7 +238,9 @@ def translate_comments(
 
 class code_comment(nodes.literal_block, addnodes.translatable):
     """A comment of the code block before it, as a message; never shown. A
-    ``literal_block``, so ``Locale`` takes its translation as literal text."""
+    ``literal_block``, so ``Locale`` takes its translation as literal text:
+    any other message is parsed as reST or MyST first, where a comment's
+    ``*args`` would be a markup error."""
 
     def preserve_original_messages(self) -> None:  # an attribute, never overwritten
         pass
@@ -254,7 +279,7 @@ def skip(self: Any, node: code_comment) -> None:
 def code_syntax(block: nodes.literal_block) -> str | None:
     """``python`` or ``shell``; None if the block's comments are not translated."""
     if isinstance(block, code_comment) or block.get("translatable") is False:
-        return None  # API docstrings stay English (see catalogs.py)
+        return None  # marked not to be translated: its comments neither
     if len(block.children) != 1 or not isinstance(block[0], nodes.Text):
         return None  # parsed-literal: markup, not code
     language = str(block.get("language", "")).lower()
