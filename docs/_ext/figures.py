@@ -1,8 +1,27 @@
-"""Graph drawings that read on any screen, in the page's language: 2x figures
-(:func:`kernel_setup` via ``KERNEL_ARGS``, :func:`graph_scraper`), translated alt
-text, a legend, a link to the full size (:class:`GraphFigures`, ``figures.css``).
+"""Graph drawings that read on any screen, in the page's language.
 
-Not a library: neither sphinx-gallery nor myst-nb describe or translate a figure.
+Graph drawings (``autograd_notes.draw_graph``) reach the pages two ways:
+sphinx-gallery runs the tutorials, myst-nb's kernels run the other pages.
+Neither describes a figure or translates one, so:
+
+* every figure is saved at twice its display resolution: for tutorials by
+  the gallery's ``image_srcset``; in a kernel by :func:`kernel_setup`, run
+  through ``KERNEL_ARGS`` (``conf.py`` puts them in the kernel spec), which
+  renders figures as 2x PNGs shown at half their pixel size;
+* every graph drawing carries its description (its axes' label): the
+  gallery's scraper :func:`graph_scraper` (``image_scrapers`` in
+  ``conf.py``) writes it into the reST as alt text, a kernel's PNG holds it
+  as its ``Description``;
+* the legend drawn into the picture, English in both editions, is removed,
+  and a figure that holds only the drawing is cut to the drawing's width at
+  the same scale (the margins were room for that legend), so its text is as
+  large as it can be on a phone;
+* :class:`GraphFigures` (a transform) gives every graph drawing that
+  description as alt text in the page's language (:func:`describe_in`), a
+  legend under it in the page's language (the same colours, as HTML), and a
+  link to the full-size image;
+* ``figures.css`` (on every page) styles them, and the tutorial cards'
+  numbers (``tutorialcards``).
 """
 
 from __future__ import annotations
@@ -53,7 +72,11 @@ SENTENCE_END = re.compile(
 
 
 def describe_in(language: str, description: str) -> str:
-    """A drawing's description in ``language`` (names and numbers unchanged)."""
+    """A drawing's description in ``language`` (names and numbers unchanged).
+
+    A sentence none of ``SENTENCES_ZH`` matches raises, so a new sentence in
+    ``draw_graph``'s descriptions fails the build until it is translated here.
+    """
     if language != "zh_CN":
         return description
     sentences = SENTENCE_END.split(description)
@@ -125,7 +148,9 @@ def kernel_setup() -> None:
     shell = get_ipython()
     if shell is None:
         return
-    plt.close(plt.figure())  # loads the inline backend's formatter, replaced here
+    # The inline backend registers its own PNG formatter when it loads, which
+    # the first figure makes it do: load it now, then replace that formatter.
+    plt.close(plt.figure())
     shell.display_formatter.formatters["image/png"].for_type(Figure, _png_2x)
 
 

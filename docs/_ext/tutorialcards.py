@@ -1,12 +1,19 @@
 """The gallery's tutorial cards: numbered, translated, each drawn as its number.
 
-Not a library: sphinx-gallery writes its cards as raw HTML, outside the catalogs.
-* :func:`write_cards` (``builder-inited``, :func:`draw_card`): every tutorial's
-  thumbnail is its number on a coloured card, in both editions (:func:`card_name`);
-  the title under it is the card's only text (a figure shrunk to a thumbnail, or a
-  title drawn in it, was too small to read);
-* :class:`GalleryCards`: shows it, numbers each card, translates its title and
-  tooltip (warns if untranslated).
+sphinx-gallery shows each tutorial on the gallery index as a card (a
+thumbnail, a title, a tooltip), written as raw HTML: outside the catalogs,
+so Sphinx never translates it. Its thumbnail is the tutorial's first figure
+shrunk, too small to read; a title drawn into it was too.
+
+* :func:`write_cards` (``builder-inited``, after sphinx-gallery has
+  generated the gallery) draws each tutorial's thumbnail as its number on a
+  coloured card (:func:`draw_card`, :func:`card_name`), the same in both
+  editions, so it needs no font for Chinese. The PNG names no matplotlib
+  version, and is written only when its bytes change;
+* :class:`GalleryCards` (a transform) puts that card in place of each
+  thumbnail, the tutorial's number before its title (``figures.css`` styles
+  it), and on a zh page translates the title and tooltip from the catalogs;
+  a text without a translation is a warning.
 """
 
 from __future__ import annotations
