@@ -1,6 +1,18 @@
-"""Link the whole-site PDFs of ``docs/pdf.py``, only in a ``-D site_pdf=1`` build:
-the header's entry (:func:`whole_site_button`, ``html-page-context``) and the
-``{sitepdf}`English <en>``` role. No dead link.
+"""Link the whole-site PDFs that ``docs/pdf.py`` prints.
+
+* :func:`whole_site_button` (``html-page-context``, after the theme's handler
+  that makes the header buttons): the header's download menu offers "PDF of
+  the whole site", the edition's PDF, where sphinx-book-theme offered
+  ".pdf", which only printed the page;
+* the ``sitepdf`` role links a PDF from the text: ``{sitepdf}`English <en>```
+  links ``_static/pdf/autograd-notes-en.pdf`` of the edition the page is in
+  (``docs/pdf.py`` writes both PDFs into both editions).
+
+The PDFs are printed from the built HTML, so they come after this build, and
+only a build told it will print them links them: ``-D site_pdf=1`` (the
+config value ``site_pdf``; ``nox -s pdf``, ``nox -s browser`` and the
+hosting configurations pass it). Without it the theme's print-this-page
+entry goes too and the role's text is plain, so the site has no dead link.
 """
 
 from __future__ import annotations
@@ -70,5 +82,6 @@ class SitePdfRole(SphinxRole):
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("html-page-context", whole_site_button, priority=502)  # after theme
     app.add_role("sitepdf", SitePdfRole())
-    app.add_config_value("site_pdf", False, "env", types=[bool])  # the role reads it
+    # "env": the role reads it while parsing, so a change re-reads every page.
+    app.add_config_value("site_pdf", False, "env", types=[bool])
     return {"parallel_read_safe": True, "parallel_write_safe": True}

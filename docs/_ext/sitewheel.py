@@ -1,11 +1,25 @@
 """Publish the package's wheel with the site, and say how to install it.
 
-``autograd_notes`` is not on PyPI: :func:`publish_wheel` (``build-finished``) puts
-this checkout's wheel (hatchling, offline) in each edition's ``_static/wheels/``,
-which every download installs from (``html_baseurl``; at ``config-inited``
-:func:`on_read_the_docs`, :func:`check_baseurl`); :func:`fill_url`
-(``doctree-resolved``) writes that URL for ``{wheel_url}`` in code.
-No Sphinx extension publishes a wheel.
+``autograd_notes`` is not on PyPI: the site itself serves the exact version
+that produced its outputs. No Sphinx extension publishes a wheel, so:
+
+* :func:`publish_wheel` (``build-finished``) builds the wheel of this
+  checkout in the Sphinx process, with hatchling (pinned in
+  ``constraints.txt``, no network), into each edition's ``_static/wheels/``,
+  alone there. A wheel whose version is not the one the pages were built
+  with is a warning, so the build fails rather than publish it;
+* :func:`wheel_url` and :func:`requirement` are the one URL every download
+  installs from: ``html_baseurl`` + ``_static/wheels/<wheel>``. Both
+  editions point at the copy at the site's root, the English edition's (the
+  Chinese edition's own copy makes its folder complete);
+* at ``config-inited``, :func:`on_read_the_docs` makes the base URL the
+  English project's address of the version being built, and
+  :func:`check_baseurl` (after every handler that may set it) warns when
+  there is none;
+* :func:`fill_url` (``doctree-resolved``) writes that URL for ``{wheel_url}``
+  in code blocks (the landing page's install command) as the page is
+  written, not read, so a build with another
+  ``html_baseurl`` never shows a cached one.
 """
 
 from __future__ import annotations
@@ -90,7 +104,12 @@ def fill_url(app: Sphinx, doctree: nodes.document, docname: str) -> None:
 
 def on_read_the_docs(app: Sphinx, config: Any) -> None:
     """On Read the Docs (unless ``-D html_baseurl``), the English project's address:
-    it publishes the wheel both editions install."""
+    it publishes the wheel both editions install.
+
+    Read the Docs serves each version under ``/<language>/<version>/`` and
+    says where (``READTHEDOCS_CANONICAL_URL``); the root pyproject.toml names
+    serves only a redirect. The Chinese project's ``/zh-cn/`` is read as
+    ``/en/``."""
     canonical = os.environ.get("READTHEDOCS_CANONICAL_URL", "")
     overridden = "html_baseurl" in config.overrides  # -D html_baseurl=...
     if canonical and not overridden:
