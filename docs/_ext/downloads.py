@@ -1,9 +1,34 @@
-"""Every download of both editions: :func:`write_downloads` (``build-finished``).
+"""Every download of both editions, in one pass: :func:`write_downloads`.
 
-Each tutorial's ``.py`` and ``.ipynb`` (translated, markup made Markdown, no hidden
-checks, an install cell), each executed page's notebook, ``notebooks/`` for Colab,
-and every ``.zip`` (fixed timestamps); pip installs from ``sitewheel``.
-sphinx-gallery copies the English script as it is and translates nothing.
+A reader who downloads a tutorial or a page runs it outside this repository,
+perhaps in Colab, and reads it without Sphinx. sphinx-gallery's downloads
+are the English script as it is (hidden checks and Sphinx markup included)
+and a notebook of it; myst-nb offers no notebook of an executed page. So one
+``build-finished`` handler, in each edition, writes:
+
+* each tutorial's ``.py``: the text translated, Sphinx markup made
+  Markdown, no hidden checks (``sphinx_gallery_start_ignore`` blocks) or config
+  comments, comments translated (``codecomments``), an install cell after
+  the docstring and, when it draws, a last cell that saves each figure (in
+  a terminal they vanish when the script ends);
+* its ``.ipynb``: sphinx-gallery's ``jupyter_notebook`` of the same blocks,
+  with an install cell first (``first_notebook_cell``, with ``[plot]`` only
+  where it draws); figures show inline, so no last cell;
+* each executed page's notebook, ``notebooks/<docname>.ipynb``: the page's
+  hidden cells dropped (``remove-cell``), or kept hidden without their
+  asserts (``remove-input``, as the page shows only their output);
+* ``notebooks/tutorials/``: every tutorial notebook in one folder, which
+  ``.github/workflows/docs.yml`` publishes for Colab (``launchbar``);
+* every ``.zip`` rebuilt with those files, with fixed timestamps, so the
+  archives match the single downloads and two builds give the same bytes.
+
+In every download, Sphinx markup becomes Markdown (:class:`Resolver`): a
+reference is a link to the hosted page of the same edition
+(``html_baseurl``), a name we do not document is plain code. In a notebook
+each exercise's solution is collapsed (``exercises``). pip installs the wheel
+``sitewheel`` publishes. What cannot be done (markup left, a message without
+a translation, a reference that does not resolve) is a warning, so ``-W``
+fails the build.
 """
 
 from __future__ import annotations
