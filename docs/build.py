@@ -1,7 +1,18 @@
 """Build both editions of the site: ``python docs/build.py [sphinx options]``.
 
-English into ``docs/_build/html``, then zh_CN into ``html/zh_CN`` once English has read
-every page (it reuses the executed outputs). Nothing runs when no input changed.
+1. English into ``docs/_build/html``. This build executes every tutorial and
+   page, or reuses their cached outputs when nothing they depend on changed
+   (``freshness``).
+2. zh_CN into ``docs/_build/html/zh_CN``, from the same sources with
+   ``-D language=zh_CN``. It reuses what the English build executed, so
+   nothing runs twice. It starts as soon as the English build has read (and
+   so executed) every page, while English writes its pages; its log is
+   printed after the English one, so the two do not interleave.
+
+Both are strict (``-W --keep-going``) and read on every core (``-j auto``).
+When no input changed since the last successful build (the sources, the
+catalogs, the package, the pins, the toolchain, the options, torch's
+version), nothing runs at all.
 """
 
 from __future__ import annotations
@@ -25,11 +36,13 @@ from freshness import fingerprint, unchanged  # noqa: E402
 
 BUILD = ROOT / "docs" / "_build"
 EDITIONS = {"en": BUILD / "html", "zh_CN": BUILD / "html" / "zh_CN"}
+# Written inside docs/ by the build itself: not inputs.
 GENERATED = {"_build", "tutorials", "generated", "jupyter_execute", "__pycache__"}
 STAMP = BUILD / ".site-fingerprint"
 # myst-nb writes executed notebooks next to the output folder: zh_CN's would land
 # inside the English site (unlinked, random cell ids), so they wait out here.
 ZH_EXECUTED = (BUILD / "jupyter_execute_zh_CN", EDITIONS["en"] / "jupyter_execute")
+# Read after the build, by docs/pdf.py: not inputs of the HTML.
 AFTERWARDS = {Path("docs/pdf.py"), Path("docs/pdf.css")}
 
 
@@ -64,6 +77,8 @@ def toolchain() -> str:
 
 
 def sphinx(language: str, options: list[str], **kwargs: Any) -> subprocess.Popen[str]:
+    # -u: unbuffered, so a log shows the English lines in the order they
+    # happened relative to this script's own.
     cmd = [sys.executable, "-u", "-m", "sphinx", "-W", "--keep-going", "-j", "auto"]
     cmd += ["-b", "html", "-D", f"language={language}", *options]
     cmd += [str(ROOT / "docs"), str(EDITIONS[language])]
@@ -76,7 +91,11 @@ def heading(language: str) -> str:
 
 
 def wait_until_read(build: subprocess.Popen[str], since: int) -> None:
-    """Return once ``build`` has pickled its environment (read every page) or exited."""
+    """Return once ``build`` has pickled its environment (read every page) or exited.
+
+    Sphinx pickles the environment after reading every page and before
+    writing any, so from then on the executed outputs are complete.
+    """
     pickle = EDITIONS["en"] / ".doctrees" / "environment.pickle"
     while build.poll() is None:
         if pickle.exists() and pickle.stat().st_mtime_ns >= since:

@@ -1,9 +1,35 @@
 """Print the built site as one PDF per edition: ``python docs/pdf.py [edition]``.
 
-After ``docs/build.py -D site_pdf=1``, the pages in contents order become one HTML
-document, printed offline by Chromium (Playwright) as a tagged PDF; pypdf adds the
-outline and metadata and maps CJK radicals back to ideographs. Sphinx's latexpdf
-(xelatex, xeCJK) falls short: untagged, slower to install and build (issue 23).
+Run it after ``docs/build.py -D site_pdf=1`` (``nox -s pdf`` runs both, then
+``tests/site/test_pdf.py``). For each edition it
+
+1. finds the pages in the order of the site's table of contents, by following
+   each page's "next" link from the edition's ``index.html`` (:func:`pages`);
+2. assembles their articles into one HTML document (:func:`assemble`): every
+   ``id`` is prefixed with its page's, so a link to another page or to an
+   anchor in it becomes a link inside the document; a link to a file that is
+   not in it (a download, the source viewer) becomes plain text; headings
+   move down one level per level of the table of contents, so the outline
+   nests as the sidebar does; solutions are opened; what means nothing on
+   paper (``DROP``: the launch bar, header links, buttons) goes;
+3. adds a title page and a contents page, whose page numbers come from a
+   first printing (the second has the same layout, with the numbers);
+4. prints it with Chromium through Playwright, offline (a request for
+   anything outside the edition's folder stops the script), with
+   ``docs/pdf.css``, on A4 with page numbers, as a tagged PDF;
+5. finishes it with pypdf (:func:`finish`): the outline (Chromium's garbles
+   titles), title, author, language, the outline open in the viewer, no
+   dates (two printings of the same site are the same file), and text that
+   copies and searches as written: Chromium maps some CJK glyphs to a radical
+   (⽂ for 文), which the text map corrects from Noto Sans CJK's own
+   character map;
+6. writes both PDFs into both editions' ``_static/pdf/``, so each hosted
+   edition (Read the Docs serves them as separate projects) serves both.
+
+Nothing is printed again when neither the site (``docs/build.py``'s
+fingerprint) nor this script or its stylesheet changed. Sphinx's latexpdf
+(xelatex, xeCJK) falls short: untagged, slower to install and build
+(issue 23).
 """
 
 from __future__ import annotations
@@ -40,9 +66,13 @@ BUILD = ROOT / "docs" / "_build"
 EDITIONS = {"en": BUILD / "html", "zh_CN": BUILD / "html" / "zh_CN"}
 STYLESHEET = ROOT / "docs" / "pdf.css"
 STAMP = BUILD / ".pdf-fingerprint"
-SCRATCH = "_pdf-print.html"  # in the edition's folder while printing
+# Written into the edition's folder for the printing only (its relative links
+# then resolve), then removed.
+SCRATCH = "_pdf-print.html"
 NOTE = "every output was produced by running the code while the site was built."
-TEXT = {  # the title and contents pages (raw HTML)
+# The title and contents pages' words: raw HTML, like conf.py's footer, so here
+# per edition rather than in the catalogs.
+TEXT = {
     "en": {"contents": "Contents", "edition": "English edition", "lang": "en"},
     "zh_CN": {"contents": "目录", "edition": "简体中文版", "lang": "zh-CN"},
 }
@@ -269,7 +299,11 @@ def ideograph(match: re.Match[bytes]) -> bytes:
 
 
 def finish(pdf: bytes, edition: str, docs: list[Doc]) -> bytes:
-    """Outline (Chromium's garbles titles), fixed text maps, metadata, no dates."""
+    """Outline (Chromium's garbles titles), fixed text maps, metadata, no dates.
+
+    The text maps are fixed once per font: its ``bfchar`` pairs name glyphs
+    one by one, and only a pair whose text is a radical changes.
+    """
     reader = PdfReader(io.BytesIO(pdf))
     writer = PdfWriter(clone_from=reader)
     places = {str(k).lstrip("/"): v for k, v in reader.named_destinations.items()}
