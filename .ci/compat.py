@@ -1,9 +1,21 @@
 """Run what a reader runs under each torch: ``python .ci/compat.py 2.13.0 2.15.0``.
 (``--prepare VERSION...`` only makes the venvs: CI downloads while it tests.)
 
-A fresh venv per version, warnings as errors: tests/package, src's doctests, every
-gallery script and every code cell of the executed pages (read by myst-nb's reader,
-hidden cells included). Prints a table; non-zero if anything failed.
+For every torch version given, a venv of its own (made again when the pins
+change) with that torch, the package and its test dependencies (everything
+else pinned by ``constraints.txt``), then, with warnings as errors:
+
+* the package's tests (``tests/package/``; the site's own checks, in
+  ``tests/site/``, do not depend on torch's version) and ``src``'s doctests;
+* every gallery script, as ``python -W error gallery/NN_name.py``;
+* the code of every executed page, cell after cell in one script, as the
+  page's reader would paste it: every code cell the docs build executes,
+  hidden ones (``remove-cell``) included. The cells come from myst-nb's own
+  reader, the one the build uses, so what runs here is what the build runs.
+
+``nox -s compat`` runs it with pyproject.toml's ``verified-torch``. It prints a
+table (and writes ``table.json``); the exit status is non-zero if anything
+failed, or ran nothing, under any version.
 """
 
 from __future__ import annotations
@@ -20,7 +32,7 @@ from xml.etree import ElementTree
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".nox" / "compat-envs"
-WORKERS = 2  # the machine's cores
+WORKERS = 2  # the machine's cores: pytest workers, and scripts run at once
 
 
 def run(cmd: list[str], log: Path, **kwargs: object) -> bool:
@@ -44,7 +56,9 @@ def make_env(version: str, log: Path) -> Path:
         lines = (ROOT / "constraints.txt").read_text().splitlines()
         pins.write_text("\n".join(x for x in lines if not x.startswith("torch==")))
         wanted_pkgs = [*pip, f"torch=={version}", f"{ROOT}[test]"]
-        # Bypass a pip config that caps torch (this machine's: 2.14.1).
+        # The machine's pip config may cap torch below the newest release (this
+        # one's: 2.14.1): a version it refuses comes from the index, with the
+        # config bypassed for that one install.
         bypass = {**os.environ, "PIP_CONFIG_FILE": os.devnull}
         if not (run(wanted_pkgs, log) or run(wanted_pkgs, log, env=bypass)):
             raise SystemExit(f"could not install torch=={version}; see {log}")
@@ -85,6 +99,8 @@ def page_code(cells: list[str]) -> str:
 
 
 def check_version(python: Path, log: Path) -> dict[str, str]:
+    # The venv outlives a change to the package: install it again from this
+    # checkout each time, as a reader's pip would (not editable), pins untouched.
     pip = [str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall"]
     if not run([*pip, str(ROOT)], log):
         raise SystemExit(f"could not install the package; see {log}")
@@ -116,7 +132,11 @@ def check_version(python: Path, log: Path) -> dict[str, str]:
 
 
 def run_script(python: Path, log: Path, script: Path, cwd: Path) -> bool:
-    """``python -W error script`` in ``cwd``; its output goes to ``log`` after it."""
+    """``python -W error script`` in ``cwd``; its output goes to ``log`` after it.
+
+    Each run has its own log first: the pool's runs overlap. A page's script
+    stops at its first failing cell, so only a passed page ran all its cells.
+    """
     own = log.with_suffix(f".{script.stem}.log")
     own.write_text("")
     passed = run([str(python), "-W", "error", str(script)], own, cwd=cwd)
@@ -137,7 +157,8 @@ def main(versions: list[str]) -> int:
     logs = {v: WORK / f"torch-{v}.log" for v in versions}
     for log in logs.values():
         log.write_text("")
-    # The next torch downloads while one's checks run.
+    # All venvs are made at once, so the next torch (a download of about 3 GB)
+    # arrives while one's checks run.
     with ThreadPoolExecutor(len(versions)) as pool:
         envs = {v: pool.submit(make_env, v, logs[v]) for v in versions}
         table = {v: check_version(envs[v].result(), logs[v]) for v in versions}
