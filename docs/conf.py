@@ -24,7 +24,10 @@ _project = _pyproject["project"]
 _verified = _pyproject["tool"]["autograd-notes"]["verified-torch"]
 
 REPOSITORY = _project["urls"]["Repository"]  # named once, in pyproject.toml
-# Where this build is served (-D html_baseurl=...): downloads install from it.
+# Where this very build is served (override: -D html_baseurl=...). The downloads
+# link their cross-references there and install the package's wheel from there
+# (docs/_ext/sitewheel.py), so it must be this build's own address, version
+# segment included (on Read the Docs, sitewheel.py reads it from the environment).
 html_baseurl = _project["urls"]["Documentation"].rstrip("/") + "/"
 
 project = "autograd-notes"
@@ -76,14 +79,21 @@ exclude_patterns = [
 ]
 
 # -- Two editions: English, and zh_CN from the catalogs (docs/build.py) --------
+# docs/build.py builds English into _build/html, then the same sources with
+# -D language=zh_CN into _build/html/zh_CN; the second reuses the first's executed
+# outputs, so nothing runs twice. docs/_ext/catalogs.py fails the zh build on a
+# message with no current translation.
 BUILD = DOCS / "_build"
 locale_dirs = ["locale/"]
 gettext_compact = False  # one catalog per page: docs/locale/zh_CN/LC_MESSAGES/
 gettext_uuid = False
 gettext_location = True
 
-# A reference that does not resolve is an error. PyTorch's names link to the docs of
-# the torch that builds the site, from an inventory in docs/inventories/ (offline).
+# A reference that does not resolve is an error: to our own API, and to PyTorch's,
+# whose names link to the documentation of the torch that builds the site. Its
+# inventory is in the repository (docs/inventories/, derived from PyTorch's
+# documentation sources by make_torch_inventory.py), so intersphinx reads a local
+# file and the build stays offline.
 import torch  # noqa: E402
 
 TORCH_SERIES = ".".join(torch.__version__.split("+")[0].split(".")[:2])
@@ -122,7 +132,9 @@ myst_enable_extensions = [
     "attrs_inline",
     "substitution",
 ]
-# Builds matplotlib's font cache now, not in a page, where its message would fail it.
+# Importing font_manager builds matplotlib's font cache on a fresh machine now, in
+# the Sphinx process, not inside the first executed page, where its one-time
+# message on stderr would fail the build.
 import matplotlib.font_manager  # noqa: E402, F401
 
 myst_substitutions = {
@@ -140,10 +152,15 @@ nb_execution_cache_path = str(BUILD / ".jupyter_cache")
 nb_execution_raise_on_error = True
 nb_execution_timeout = 180
 nb_execution_show_tb = True
-# A cell's warning (stderr) fails the build; pages that expect one print it.
+# A warning printed by a cell goes to stderr: fail the build instead of publishing
+# it. Pages that expect a warning catch it and print it.
 nb_output_stderr = "error"
 nb_merge_streams = True
-# myst-nb strips each stream chunk's end as it merges them: one flush per cell.
+# myst-nb merges a cell's stream chunks by stripping each one's end, so a line
+# break that starts a chunk turns into a blank line: what a page shows would
+# depend on when the kernel flushed. With this flush interval the kernel flushes
+# a cell's output once, when the cell ends or displays something (the kernel
+# spec below passes it).
 STREAMS_AT_CELL_END = (
     "--IPKernelApp.exec_lines="
     "import sys; sys.stdout.flush_interval = sys.stderr.flush_interval = 1e9"
@@ -164,6 +181,7 @@ def _quiet_build() -> None:
     for name in ("myst_parser.sphinx_ext.main", "myst_nb.sphinx_ext"):
         logging.getLogger(f"sphinx.{name}").setLevel(logging.WARNING)
     kernels = BUILD / "jupyter"
+    # "python3": the kernel the pages' front matter names.
     spec = kernels / "kernels" / "python3" / "kernel.json"
     from figures import KERNEL_ARGS
 
@@ -180,6 +198,10 @@ def _quiet_build() -> None:
 _quiet_build()
 
 # -- Redirects: tutorial NN became NN+1 (tests/site/test_redirects.py) ---------
+# When the first tutorial came, every other one moved up a number; links from
+# outside still reach them (sphinxext-rediraffe writes a page at each old address,
+# in both editions). test_redirects.py fails on a page renamed or deleted without
+# a redirect.
 RENUMBERED = """leaf_tensors grad_fn_and_the_graph detach_and_stopping_gradients
 in_place_and_views backward_of_non_scalars several_losses training_part_of_a_weight
 writing_a_custom_function testing_a_custom_function hooks non_differentiable_points
@@ -206,8 +228,10 @@ sphinx_gallery_conf = {
     "image_srcset": ["2x"],
     "image_scrapers": ("figures.graph_scraper",),  # graphs: alt text (figures.py)
     "show_signature": False,
-    "write_computation_times": False,  # its page loads scripts from CDNs
-    "min_reported_time": float("inf"),  # no machine-dependent "running time"
+    # The timings page loads jQuery and DataTables from CDNs: not offline-safe.
+    "write_computation_times": False,
+    # No "Total running time" footer: pages show nothing machine-dependent.
+    "min_reported_time": float("inf"),
     "parallel": True,  # on as many cores as Sphinx reads with (-j)
 }
 
@@ -220,6 +244,8 @@ napoleon_numpy_docstring = True
 napoleon_google_docstring = False
 
 # -- copybutton: code, never prompts or outputs; prompts stay visible to it ------
+# Prompts must stay visible to copybutton, so that "only prompt lines" drops the
+# outputs and tracebacks of >>> examples.
 copybutton_prompt_text = r">>> |\.\.\. |\$ |In \[\d*\]: | {2,5}\.\.\.: "
 copybutton_prompt_is_regexp = True
 copybutton_only_copy_prompt_lines = True
