@@ -256,7 +256,8 @@ assert all(p.requires_grad for p in model.eval().parameters())
 model[0].requires_grad_(False)  # frozen: the first layer is not recorded
 _frozen_out = model[0](batch)
 _next = model[1](_frozen_out)
-assert _frozen_out.grad_fn is None and not _frozen_out.requires_grad
+assert _frozen_out.grad_fn is None
+assert not _frozen_out.requires_grad
 assert _next.grad_fn is not None  # the layer after it is
 assert _next.grad_fn.next_functions[0][0] is None  # with no edge into the first
 model[0].requires_grad_(True)
