@@ -207,14 +207,17 @@ for _mode in (True, False):
 # running statistics instead of the batch's, and stops updating them; the
 # graph is recorded as before and parameters still require grad. ``no_grad``
 # changes only what is *recorded*. ``requires_grad_(False)`` on parameters
-# (here the first layer's) keeps ``.grad`` off them, and it changes what is
-# recorded too: an operation none of whose inputs requires grad is not
-# recorded, so the frozen layer gets no node and saves nothing for
-# backward. That is why freezing the first layers of a model saves memory.
-# The layers after it are still recorded, so the table below still shows a
-# graph. (The last row's ``torch.inference_mode()`` is a stricter
-# ``no_grad``, explained at the end of this page.) A tiny model, run twice
-# on one batch in each setting (dropout is on if the outputs differ):
+# (*freezing* them; here the first layer's) keeps ``.grad`` off them, and it
+# changes what is recorded too: an operation none of whose inputs requires
+# grad is not recorded. The first layer's other input, the batch, does not
+# require grad either, so the frozen layer gets no node and saves nothing
+# for backward. That is why freezing the first layers of a model saves
+# memory: the tensors they would keep for backward are never kept (unless
+# the model's input requires grad, see below the table). The layers after
+# it are still recorded, so the table still shows a graph. (The last row's
+# ``torch.inference_mode()`` is a stricter ``no_grad``, explained at the
+# end of this page.) A tiny model, run twice on one batch in each setting
+# (dropout is on if the outputs differ):
 from torch import nn
 
 torch.manual_seed(0)
@@ -254,7 +257,17 @@ assert _cols[1] == ("6/6", "6/6", "0/6", "4/6", "0/6")  # parameters with .grad
 assert _cols[2] == _cols[3] == (True, False, True, True, False)  # dropout, BN
 assert all(p.requires_grad for p in model.eval().parameters())
 model[0].requires_grad_(False)  # frozen: the first layer is not recorded
-_frozen_out = model[0](batch)
+_packed = []
+
+
+def _pack(saved):
+    _packed.append(saved)
+    return saved
+
+
+with torch.autograd.graph.saved_tensors_hooks(_pack, lambda saved: saved):
+    _frozen_out = model[0](batch)
+assert _packed == []  # saves nothing for backward
 _next = model[1](_frozen_out)
 assert _frozen_out.grad_fn is None
 assert not _frozen_out.requires_grad

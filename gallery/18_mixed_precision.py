@@ -2,10 +2,11 @@
 How does mixed precision change the graph and the gradients?
 ============================================================
 
-Mixed precision runs the operations on autocast's 16-bit list (matrix
-products, convolutions) in ``float16`` or ``bfloat16``, a few that need
-precision (most losses) in ``float32``, and every other operation in the
-type of its inputs.
+Mixed precision runs the operations on autocast's lower-precision list
+(matrix products, convolutions) in ``float16`` or ``bfloat16``, those on
+its ``float32`` list (most losses; on GPUs also ``exp``, ``log``, softmax,
+sums and norms) in ``float32``, and every other operation in the type of
+its inputs (the widest, if they differ).
 After this tutorial you can say which casts autocast adds to the graph
 and in which type each gradient is computed, keep small ``float16``
 gradients alive with ``GradScaler``, and write custom Functions for it.
@@ -48,6 +49,7 @@ with torch.autocast("cpu", dtype=torch.bfloat16):  # the list, not promotion
     # on neither list: the type of the inputs, 16 bits or 32
     assert model[1](hidden).dtype == torch.tanh(hidden).dtype == torch.bfloat16
     assert torch.relu(x).dtype == torch.tanh(x).dtype == torch.float32
+    assert (hidden + torch.ones(8)).dtype == torch.float32  # the widest
 # sphinx_gallery_end_ignore
 
 # %%
