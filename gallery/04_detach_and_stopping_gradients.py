@@ -207,17 +207,17 @@ for _mode in (True, False):
 # running statistics instead of the batch's, and stops updating them; the
 # graph is recorded as before and parameters still require grad. ``no_grad``
 # changes only what is *recorded*. ``requires_grad_(False)`` on parameters
-# (*freezing* them; here the first layer's) keeps ``.grad`` off them, and it
-# changes what is recorded too: an operation none of whose inputs requires
-# grad is not recorded. The first layer's other input, the batch, does not
-# require grad either, so the frozen layer gets no node and saves nothing
-# for backward. That is why freezing the first layers of a model saves
-# memory: the tensors they would keep for backward are never kept (unless
-# the model's input requires grad, see below the table). The layers after
-# it are still recorded, so the table still shows a graph. (The last row's
-# ``torch.inference_mode()`` is a stricter ``no_grad``, explained at the
-# end of this page.) A tiny model, run twice on one batch in each setting
-# (dropout is on if the outputs differ):
+# (*freezing* them; here the first layer's) stops backward from writing
+# their ``.grad``, and it changes what is recorded too: an operation none of
+# whose inputs requires grad is not recorded. The first layer's other input,
+# the batch, does not require grad either, so the frozen layer gets no node
+# and saves nothing for backward. That is why freezing the first layers of a
+# model saves memory: the tensors they would keep for backward are never
+# kept (unless the model's input requires grad, see below the table). The
+# layers after it are still recorded, so the table still shows a graph. (The
+# last row's ``torch.inference_mode()`` is a stricter ``no_grad``, explained
+# at the end of this page.) A tiny model, run twice on one batch in each
+# setting (dropout is on if the outputs differ):
 from torch import nn
 
 torch.manual_seed(0)
