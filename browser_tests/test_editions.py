@@ -115,16 +115,18 @@ def test_chinese_on_english_pages_says_so(
     Simplified Chinese font, not the Japanese fallback an English page gets."""
     page, visit = webcheck.open_page(context, edition_url + path)
     untagged = page.evaluate(
-        """() => {
+        """(hanClass) => {
+          const isHan = new RegExp(hanClass, 'u');
           const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
           const found = [];
           for (let node = walker.nextNode(); node; node = walker.nextNode()) {
             const tagged = node.parentElement.closest('[lang]');
-            if (/[\\u3400-\\u9fff]/.test(node.data) && !tagged.lang.startsWith('zh'))
+            if (isHan.test(node.data) && !tagged.lang.startsWith('zh'))
               found.push(node.data.trim());
           }
           return found;
-        }"""
+        }""",
+        webcheck.HAN_CLASS,
     )
     assert untagged == [], f"Chinese text without lang=zh-CN: {untagged}"
     chinese = page.locator("span[lang='zh-CN'], .edition-switcher span").all()

@@ -28,13 +28,13 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 import webcheck
+from cjk import han
 from PIL import Image
 from playwright.sync_api import BrowserContext
 from views import WIDTHS, PageViews
 
 # The width of each view of a page (views.WIDTHS), as the tests' ids name it.
 SIZES = {width: size for size, width in WIDTHS.items()}
-CJK = re.compile(r"[\u4e00-\u9fff]")
 # Alt text that is a file's name: a path, an image file, or sphinx-gallery's
 # default (the script's name: "03 grad fn and the graph").
 PATH_LIKE = re.compile(r"[/\\]|\.(png|svg|jpe?g|gif|webp)$|^\d\d( [a-z0-9]+)+$", re.I)
@@ -105,7 +105,7 @@ def test_pictures(
         if image["visible"] and image["right"] > width + 1:
             problems.append(f"{name}: runs off a {width} px screen")
         if alt and GRAPH_ALT.match(alt):
-            language_ok = bool(CJK.search(alt)) == (edition == "zh_CN")
+            language_ok = han(alt) == (edition == "zh_CN")
             if not language_ok:
                 problems.append(f"{name}: alt text not in the page's language")
             if image["link"] is None:
@@ -117,7 +117,7 @@ def test_pictures(
             legend = image["legend"]
             if not legend:
                 problems.append(f"{name}: no legend under the graph drawing")
-            elif bool(CJK.search(legend)) != (edition == "zh_CN"):
+            elif han(legend) != (edition == "zh_CN"):
                 problems.append(f"{name}: legend not in the page's language")
         if image["card"]:
             wanted = re.search(r"/(\d\d)_\w+\.html", image["card"]["href"])

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import webcheck
 from bs4 import BeautifulSoup
+from cjk import han
 from playwright.sync_api import BrowserContext
 
 TERMS = ["retain_graph", "leaf", "detach"]
@@ -46,10 +47,6 @@ def _words(text: str) -> str:
     return re.sub(r"[\W_]+", " ", text.lower())
 
 
-def _has_han(text: str) -> bool:
-    return any("\u3400" <= ch <= "\u9fff" for ch in text)
-
-
 def expected_pages(site: Path, term: str) -> list[str]:
     """Indexed pages whose title or file name carries the term: a reader who
     searches for it must be offered them (e.g. leaf -> 02_leaf_tensors.html).
@@ -59,7 +56,7 @@ def expected_pages(site: Path, term: str) -> list[str]:
     pages = []
     for docname, title in zip(index["docnames"], index["titles"], strict=True):
         name = docname.rpartition("/")[2]
-        if _has_han(term):
+        if han(term):
             found = term in title
         else:
             found = wanted in f" {_words(title)} " or wanted in f" {_words(name)} "
@@ -79,7 +76,7 @@ def test_search_finds(
     results, summary = webcheck.search(context, edition_url, term)
     assert results, f"searching {term!r} found nothing"
     if edition != "en":  # the page speaks the edition's language
-        assert _has_han(summary), f"the search summary is {summary!r}"
+        assert han(summary), f"the search summary is {summary!r}"
     missing = [p for p in results if not (edition_site / p).is_file()]
     assert missing == [], f"search results that are not pages: {missing}"
     about = [

@@ -27,15 +27,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import webcheck
+from cjk import HAN, WIDE_CHARACTER, han
 
 EDITION = "zh_CN"
 
-# Chinese characters and full-width (or Chinese) punctuation, as in
-# docs/locale/check_catalogs.py.
-WIDE = re.compile(
-    "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3001-\u303f\uff01-\uffee“”‘’…—]"
-)
-CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # A word of English: two letters or more, not part of an identifier, a
 # dotted name, a number or a call.
 ENGLISH_WORD = re.compile(r"(?<![\w.])[A-Za-z]{2,}(?:'[a-z]+)?(?![\w.(])")
@@ -208,8 +203,8 @@ def spaced_markup(markup: str) -> list[str]:
                 left, right = run[i - 1], run[j]
                 opens = set(right.inside) - set(left.inside)  # a span starts
                 closes = set(left.inside) - set(right.inside)  # one ends
-                if (WIDE.match(left.char) and opens) or (
-                    WIDE.match(right.char) and closes
+                if (WIDE_CHARACTER.match(left.char) and opens) or (
+                    WIDE_CHARACTER.match(right.char) and closes
                 ):
                     found.append(_show(run, i - 16, j + 16).replace("\n", " "))
             i = j
@@ -222,7 +217,7 @@ def english_comments(markup: str) -> list[str]:
     return [
         comment
         for comment in scan(markup).comments
-        if not CJK.search(comment) and len(ENGLISH_WORD.findall(comment)) >= 2
+        if not han(comment) and len(ENGLISH_WORD.findall(comment)) >= 2
     ]
 
 
@@ -270,7 +265,7 @@ def test_zh_code_comments_are_chinese(site: Path) -> None:
         markup = _read(site, page)
         found = scan(markup).comments
         comments += len(found)
-        chinese += sum(bool(CJK.search(c)) for c in found)
+        chinese += sum(han(c) for c in found)
         if bad := english_comments(markup):
             english[page] = bad
     total = sum(len(bad) for bad in english.values())
@@ -340,7 +335,6 @@ def test_zh_text_detectors_fire() -> None:
     ], found
 
 
-HAN = "\u3400-\u9fff"
 HAN_NEXT_TO_LATIN = re.compile(f"[{HAN}][A-Za-z0-9(]|[A-Za-z0-9)=_][{HAN}]")
 CARD_TITLE = re.compile(r'<div class="sphx-glr-thumbnail-title">(.*?)</div>', re.S)
 
@@ -368,6 +362,6 @@ def test_chinese_titles_space_latin_words(site: Path):
         for text in titles_as_text((root / path).read_text(encoding="utf-8")):
             if HAN_NEXT_TO_LATIN.search(text):
                 glued.append(f"{path}: {text.strip()}")
-            spaced += len(re.findall(r"[\u3400-\u9fff] [A-Za-z0-9]", text))
+            spaced += len(re.findall(f"[{HAN}] [A-Za-z0-9]", text))
     assert spaced > 20, "hardly a Latin word in the Chinese titles: the check is empty"
     assert glued == [], "\n".join(sorted(set(glued)))

@@ -45,6 +45,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
+from cjk import HAN, HAN_CHARACTER
+
 if TYPE_CHECKING:
     from playwright.sync_api import (
         Browser,
@@ -819,7 +821,8 @@ def switcher_problems(
 
 # -- the prose of a translated edition ---------------------------------------------
 
-HAN = r"\p{Script=Han}"
+# A Han character, as the build defines it (docs/_ext/cjk.py), for a JS RegExp.
+HAN_CLASS = f"[{HAN}]"
 # Several words of Latin letters in a row: English prose, not a name or an API.
 ENGLISH_WORDS = (
     r"(?<![\p{L}\p{N}_.\-/])\p{Script=Latin}+(?:['’]\p{Script=Latin}+)?"
@@ -873,7 +876,9 @@ def english_prose(page: Page) -> list[str]:
     Latin words in a row and not one Chinese character, once code, output,
     math, keys and file names or URLs as link text are taken out. (A summary
     of a closed ``<details>`` counts as visible: readers see it.)"""
-    found = page.evaluate(ENGLISH_PROSE_JS, [PROSE, NOT_PROSE, HAN, ENGLISH_WORDS])
+    found = page.evaluate(
+        ENGLISH_PROSE_JS, [PROSE, NOT_PROSE, HAN_CLASS, ENGLISH_WORDS]
+    )
     return [f"{f['where']}: {f['text'][:200]!r}" for f in found]
 
 
@@ -937,7 +942,7 @@ def interface_strings(page: Page) -> list[dict[str, str]]:
     the search field, the copy buttons) that hold Latin words and no Chinese
     character. Each: ``text``, ``how`` (``text`` or the attribute) and
     ``where`` (the element)."""
-    found: list[dict[str, str]] = page.evaluate(INTERFACE_JS, [HAN])
+    found: list[dict[str, str]] = page.evaluate(INTERFACE_JS, [HAN_CLASS])
     return found
 
 
@@ -973,7 +978,6 @@ def theme_translations(language: str) -> dict[str, str]:
     return found
 
 
-HAN_CHARACTER = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 PLACEHOLDER = re.compile(r"%\((\w+)\)s|%s")
 
 

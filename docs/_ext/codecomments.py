@@ -18,9 +18,9 @@ read prose, never the comments inside a code block, so:
   Chinese character takes two columns); ``catalogs.RequireTranslation`` then
   names a comment left in English as it names any message, and
   :class:`DropCodeComments` removes the nodes;
-* :func:`translate_comments`, :func:`wrap` and :func:`width` also write the
-  zh ``.py`` and ``.ipynb`` downloads (``downloads``): code unchanged, only
-  comments translated.
+* :func:`translate_comments` and :func:`wrap` (columns counted by
+  ``cjk.width``) also write the zh ``.py`` and ``.ipynb`` downloads
+  (``downloads``): code unchanged, only comments translated.
 
 The English edition shows the code as written: nothing is extracted there
 (the gettext build aside).
@@ -31,11 +31,11 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from cjk import BREAKABLE, CLOSING, OPENING, width
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
@@ -162,22 +162,10 @@ def without_comments(code: str, syntax: str = "python") -> str:
     return "\n".join(line for row, line in enumerate(lines) if row not in alone)
 
 
-# CJK characters and punctuation, kana, full-width forms.
-CJK = (
-    "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\uf900-\ufaff\uff00-\uffef"
-)
 # Unbreakable pieces of a comment: inline code, a run of spaces, one wide
 # (CJK) character, or a run of other characters (a word, ``x.grad``).
-PIECE = re.compile(rf"``.+?``|`[^`]+`|\s+|[{CJK}]|[^\s{CJK}`]+|`")
-NO_LINE_START = "，。、：；？！）》」』”’"
-NO_LINE_END = "（《「『“‘"
+PIECE = re.compile(rf"``.+?``|`[^`]+`|\s+|[{BREAKABLE}]|[^\s{BREAKABLE}`]+|`")
 MIN_ROOM = 20  # columns a comment always gets, however narrow the code
-
-
-def width(text: str) -> int:
-    """Columns ``text`` takes in a monospaced font: wide characters count twice."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def wrap(text: str, room: int) -> list[str]:
@@ -191,7 +179,7 @@ def wrap(text: str, room: int) -> list[str]:
             continue
         line = lines[-1]
         if line and width(_joined([*line, (piece, space)])) > room:
-            stuck = piece[0] in NO_LINE_START or line[-1][0][-1] in NO_LINE_END
+            stuck = piece[0] in CLOSING or line[-1][0][-1] in OPENING
             lines.append([line.pop()] if stuck and len(line) > 1 else [])
         lines[-1].append((piece, space))
         space = False

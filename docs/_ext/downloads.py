@@ -44,14 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from catalogs import messages
-from codecomments import (
-    NO_LINE_END,
-    NO_LINE_START,
-    CommentError,
-    translate_comments,
-    width,
-    wrap,
-)
+from cjk import CLOSING, OPENING, width
+from codecomments import CommentError, translate_comments, wrap
 from editions import EDITIONS
 from exercises import HIDDEN, collapse_in_notebook
 from parallelread import executes
@@ -100,7 +94,6 @@ ROLE = re.compile(
 )
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
 BADGE = re.compile(r"^\{bdg-[\w-]+\}`[^`]*`[ \t]*\n(?:[ \t]*\n)?", re.M)
-OPENING, CLOSING = "".join(NO_LINE_END), "".join(NO_LINE_START)
 BOLD = re.compile(rf"\*\*([{OPENING}]*)([^*\n]+?)([{CLOSING}]*)\*\*")
 
 

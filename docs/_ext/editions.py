@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from cjk import HAN
 from sphinx.application import Sphinx
 
 EDITIONS = {"en": ("English", ""), "zh_CN": ("中文", "zh_CN/")}
@@ -102,7 +103,7 @@ def issue_body(
                 item["url"] = re.sub(r"body=[^&]*", f"body={body}", item["url"])
 
 
-CODE_EDGE = re.compile(r"(?<=[\u3400-\u9fff])(?=<code)|(?<=</code>)(?=[\u3400-\u9fff])")
+CODE_EDGE = re.compile(f"(?<=[{HAN}])(?=<code)|(?<=</code>)(?=[{HAN}])")
 
 
 def spaced_titles(

@@ -23,10 +23,13 @@ from babel.messages.pofile import read_po, write_po
 from docutils.utils import punctuation_chars
 
 HERE = Path(__file__).resolve().parent
+# What counts as Chinese text is defined once, in the site's docs/_ext/cjk.py.
+sys.path.insert(0, str(HERE.parent / "_ext"))
+from cjk import HAN, HAN_CHARACTER, PUNCTUATION_CHARACTER, WIDE_CHARACTER  # noqa: E402
+
 CATALOGS = HERE / "zh_CN" / "LC_MESSAGES"
 TERMS = HERE / "zh_CN" / "terms.csv"
 
-CJK = re.compile(r"[\u4e00-\u9fff]")
 LITERAL = re.compile(r"``.+?``|(?<![`}A-Za-z0-9_])`[^`]+?`(?!`)")
 ROLE = re.compile(r"(?<!`)(?::[\w:-]+:|\{[\w:-]+\})`[^`]*`")
 LINK = re.compile(r"\]\(([^)\s]+)\)|<(https?://[^>]+)>")
@@ -78,9 +81,6 @@ def _role_targets(text: str) -> Counter[str]:
 # -- Spacing: no visible space between Chinese text and inline markup ----------
 # reST needs an escaped space (``是\ **原地**\ 累加``), MyST none (``是**原地**累加``)
 # unless emphasis has punctuation inside: it moves out (``在“**原地**”``).
-WIDE = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3001-\u303f\uff01-\uffee“”‘’…—"
-WIDE_CHAR = re.compile(f"[{WIDE}]")
-PUNCT_CHAR = re.compile("[\u3001-\u303f\uff01-\uffee“”‘’…—]")
 REST_MARKUP = re.compile(
     r"``.+?``|(?::[\w:-]+:)?`[^`]+`_{0,2}|\*\*[^*\s][^*]*\*\*|\*[^*\s][^*]*\*"
 )
@@ -97,7 +97,6 @@ _AFTER = re.compile(
 )
 SPACES_BEFORE = re.compile(r"(?:\\ | )+$")  # spaces, and escaped spaces
 SPACES_AFTER = re.compile(r"(?:\\ | )+")
-HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # Math next to a Chinese character: one plain space, not "\ " and not none.
 MATH_BEFORE = re.compile(f"([{HAN}])(?:\\\\ )?((?::math:|\\{{math\\}})`)")
 MATH_AFTER = re.compile(f"((?::math:|\\{{math\\}})`[^`]*`)(?:\\\\ )?([{HAN}])")
@@ -165,7 +164,8 @@ def _shown(mark: str) -> str:
 
 def _wide(text: str, index: int, boxed: bool = False) -> bool:
     """Whether ``text[index]`` is Chinese (``boxed``: full-width punctuation)."""
-    return bool(text) and bool((PUNCT_CHAR if boxed else WIDE_CHAR).match(text[index]))
+    character = PUNCTUATION_CHARACTER if boxed else WIDE_CHARACTER
+    return bool(text) and character.match(text[index]) is not None
 
 
 def _unspaced(gaps: list[str], marks: list[str]) -> list[str]:
@@ -219,7 +219,7 @@ def fix_spacing(text: str, syntax: str = "rst") -> str:
                 gaps[i + 1] = " " + gaps[i + 1]
     else:
         for i, mark in enumerate(marks):
-            if mark.startswith("*") and PUNCT_CHAR.match(mark.rstrip("*")[-1]):
+            if mark.startswith("*") and _wide(mark.rstrip("*"), -1, boxed=True):
                 after = gaps[i + 1].removeprefix("\\ ")
                 gaps[i], marks[i], gaps[i + 1] = _move_punctuation_out(
                     mark, gaps[i], after
@@ -307,7 +307,7 @@ def problems(
     words = re.search(r"[A-Za-z]{4,}", LATEX.sub(" ", message_id))
     if LATEX.search(message_id) and not words:  # a formula
         return found if message_str == message_id else [*found, "formula changed"]
-    if re.search(r"[A-Za-z]{2,}", prose) and not CJK.search(message_str):
+    if re.search(r"[A-Za-z]{2,}", prose) and not HAN_CHARACTER.search(message_str):
         found.append("no Chinese in the translation")
     avoided: dict[str, list[Term]] = {}
     for term in terms:

@@ -31,25 +31,22 @@ from docutils import nodes
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 import sitebuild  # noqa: E402
+from cjk import BREAKABLE, width  # noqa: E402
 from codecomments import (  # noqa: E402
-    CJK,
     PRAGMAS,
     CommentError,
     code_comment,
     code_syntax,
     find_comments,
     translate_comments,
-    width,
     without_comments,
     wrap,
 )
 
 # -- Counting the comments left in English on built pages ------------------------
 
-HAN = re.compile(f"[{CJK}]")
+HAN = re.compile(f"[{BREAKABLE}]")
 ENGLISH_WORD = re.compile(r"[A-Za-z]{2,}(?:['-][A-Za-z]+)*")
 
 

@@ -66,7 +66,7 @@ from sphinx_gallery.py_source_parser import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+from cjk import han  # noqa: E402
 from codecomments import without_comments  # noqa: E402
 from downloads import TEXT, markup_left  # noqa: E402
 from sitewheel import build_wheel, on_read_the_docs, wheel_name  # noqa: E402
@@ -79,7 +79,6 @@ EDITIONS = {"en": "html", "zh_CN": "html/zh_CN"}
 # Written into docs/ by a build: not copied (but docs/locale's tutorials/
 # holds the tutorials' catalogs).
 GENERATED = {"_build", "tutorials", "generated", "jupyter_execute", "__pycache__"}
-CJK = re.compile(r"[\u4e00-\u9fff]")
 WHEEL = wheel_name(autograd_notes.__version__)
 SITE_PO = ROOT / "docs" / "locale" / "zh_CN" / "LC_MESSAGES" / "site.po"
 
@@ -483,7 +482,7 @@ def test_script_adds_only_the_install_and_figure_cells(
     )
     if edition == "zh_CN":
         for block in text:
-            assert CJK.search(block), f"{example}: a text block without Chinese"
+            assert han(block), f"{example}: a text block without Chinese"
 
 
 def notebook(site: Path, edition: str, example: str) -> dict[str, Any]:
@@ -541,7 +540,7 @@ def test_zh_notebook_text_is_chinese(site: Path, example: str) -> None:
     markdown = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
     assert markdown, f"{example}: the notebook has no text"
     for text in markdown:
-        assert CJK.search(text), f"{example}: a text cell without Chinese:\n{text}"
+        assert han(text), f"{example}: a text cell without Chinese:\n{text}"
     english = notebook(site, "en", example)["cells"]
     assert [c["cell_type"] for c in cells] == [c["cell_type"] for c in english]
 
@@ -557,7 +556,7 @@ def test_the_new_text_is_translated() -> None:
     """site.po has every English entry, in Chinese, with its fields."""
     chinese = words("zh_CN")
     for key, english in TEXT.items():
-        assert re.search(r"[\u3000-\u9fff]", chinese[key]), key
+        assert han(chinese[key]), key
         assert re.findall(r"\{\w+\}", chinese[key]) == re.findall(r"\{\w+\}", english)
         assert re.findall(r"`+\w+`+", chinese[key]) == re.findall(r"`+\w+`+", english)
 

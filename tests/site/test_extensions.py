@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 import importlib
 import re
-import sys
 import types
 from collections.abc import Collection
 from pathlib import Path
@@ -27,7 +26,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 EXT = ROOT / "docs" / "_ext"
 CONF = ROOT / "docs" / "conf.py"
-sys.path.insert(0, str(EXT))
 
 MODULES = sorted(path.stem for path in EXT.glob("*.py"))
 

@@ -4,20 +4,16 @@ Chinese: docs/_ext/figures.py, on random graphs drawn by draw_graph."""
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
 import matplotlib
 import torch
+from figures import describe_in
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autograd_notes import draw_graph
 
 from ..package.test_drawing import graphs
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "_ext"))
-from figures import describe_in
 
 matplotlib.use("agg")
 import matplotlib.pyplot as plt

@@ -8,14 +8,12 @@ package is its Python *and* its data: the graph view's script and styles
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 
 import freshness  # noqa: E402
 

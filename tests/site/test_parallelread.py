@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-from sphinx.util.parallel import make_chunks
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "_ext"))
 from parallelread import deal, executes
+from sphinx.util.parallel import make_chunks
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 

@@ -37,6 +37,7 @@ from typing import Any
 
 import pytest
 from babel.messages.pofile import read_po
+from cjk import han
 from pypdf import PdfReader
 from pypdf.generic import ContentStream, DictionaryObject, IndirectObject
 
@@ -270,7 +271,7 @@ def plain_chinese_messages() -> set[str]:
             text = message.string
             if (
                 isinstance(text, str)
-                and re.search(r"[\u4e00-\u9fff]", text)
+                and han(text)
                 and not re.search(r"[`*{}\[\]<>|:\\$#_]", text)
                 and len(text) <= 60
             ):

@@ -22,10 +22,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from babel.messages.pofile import read_po, write_po
-
-sys.path.insert(0, str(Path(__file__).parent))
 import sitebuild
+from babel.messages.pofile import read_po, write_po
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -26,17 +26,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup, Tag
-
-sys.path.insert(0, str(Path(__file__).parent))
 import sitebuild
+from bs4 import BeautifulSoup, Tag
+from cjk import HAN_CHARACTER, han
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "reference"
 CATALOGS = ROOT / "docs" / "locale" / "zh_CN" / "LC_MESSAGES" / "reference"
-CJK = re.compile(r"[\u4e00-\u9fff]")
 LATIN_WORD = re.compile(r"[A-Za-z]{3,}")
 # The docstring edited: the first line of check_mask's (masks.py).
 EDITED = (
@@ -157,9 +155,9 @@ def test_the_docstrings_read_in_chinese(site: Path, outputs: dict[str, str]):
         cjk = latin = 0
         for paragraph in paragraphs:
             text = prose(paragraph)
-            cjk += len(CJK.findall(text))
+            cjk += len(HAN_CHARACTER.findall(text))
             latin += sum(len(w) for w in LATIN_WORD.findall(text))
-            if LATIN_WORD.search(text) and not CJK.search(text):
+            if LATIN_WORD.search(text) and not han(text):
                 problems.append(f"{page.stem}: English: {text[:100]!r}")
         # Chinese needs about half as many characters as English letters.
         if cjk < 2 * latin:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sitebuild
 import torch
 from bs4 import BeautifulSoup, Tag
 from sphinx.ext.napoleon import Config as NapoleonConfig
@@ -46,9 +47,6 @@ from sphinx.util.inspect import signature as sphinx_signature
 from sphinx.util.typing import stringify_annotation
 
 import autograd_notes
-
-sys.path.insert(0, str(Path(__file__).parent))
-import sitebuild
 
 pytestmark = pytest.mark.slow
 

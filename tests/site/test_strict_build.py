@@ -9,14 +9,12 @@ defect is injected and the build must fail, naming the problem.
 from __future__ import annotations
 
 import re
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
 # The minimal site and its builds, shared with test_translations.py.
-sys.path.insert(0, str(Path(__file__).parent))
 from sitebuild import (
     GOOD_EXAMPLE,
     GOOD_PAGE,

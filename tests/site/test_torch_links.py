@@ -28,7 +28,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "docs" / "inventories"))
-sys.path.insert(0, str(Path(__file__).parent))
 
 import make_torch_inventory as inv  # noqa: E402
 import sitebuild  # noqa: E402

@@ -27,15 +27,12 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 LOCALE = DOCS / "locale"
 CATALOGS = LOCALE / "zh_CN" / "LC_MESSAGES"
-CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # The minimal site of test_strict_build.py, and downloads.py as conf.py
-# loads it (docs/_ext on sys.path).
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(DOCS / "_ext"))
+# loads it (docs/_ext is on pytest's pythonpath).
 import downloads  # noqa: E402
 import sitebuild  # noqa: E402
-from codecomments import width  # noqa: E402
+from cjk import WIDE, han, width  # noqa: E402
 
 
 def _load(path: Path) -> ModuleType:
@@ -112,9 +109,7 @@ def test_term_list_parses() -> None:
         assert row["chinese"].strip(), row
         assert None not in row, f"extra column in {row}"
         # Chinese, or a name kept as it is in English (Hessian).
-        assert CJK.search(row["chinese"]) or row["chinese"] in row["english"].split(
-            "/"
-        ), row
+        assert han(row["chinese"]) or row["chinese"] in row["english"].split("/"), row
         english += row["english"].split("/")
     duplicates = {word for word in english if english.count(word) > 1}
     assert not duplicates, f"English terms listed twice: {duplicates}"
@@ -431,7 +426,7 @@ def _rendered_problems(html: str) -> list[str]:
     plain = re.sub(TAG, "", text)
     if re.search(r"\*|``|(?<![\w(])`", plain):
         found.append(f"markup left as text: {plain!r}")
-    wide = f"[{check_catalogs.WIDE}]"
+    wide = f"[{WIDE}]"
     if re.search(rf"{wide}\s+(?:{TAG})+|(?:{TAG})+\s+{wide}", text):
         found.append(f"space next to Chinese: {text!r}")
     return found
