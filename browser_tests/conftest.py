@@ -332,15 +332,17 @@ class Ahead:
 @pytest.fixture(scope="session", autouse=True)
 def ahead(request: pytest.FixtureRequest) -> Iterator[Ahead | None]:
     """The pages that the selected tests check, checked from the session's
-    start, ahead of them (None: no selected test reads them)."""
+    start, ahead of them (None: no selected test reads the checks or the views)."""
     pages: dict[tuple[str, str], None] = {}
+    shared = False  # whether a selected test reads the checks or the views at all
     for item in request.session.items:
         callspec = getattr(item, "callspec", None)
         uses = SHARED & set(getattr(item, "fixturenames", ()))
+        shared = shared or bool(uses)
         if callspec and uses and "page_path" in callspec.params:
             params = callspec.params
             pages[params.get("edition", "en"), params["page_path"]] = None
-    if not pages:
+    if not shared:
         yield None
         return
     browser, base = (request.getfixturevalue(f) for f in ("browser", "base_url"))

@@ -7,11 +7,9 @@ from __future__ import annotations
 import html
 import re
 from pathlib import Path
-from urllib.parse import urljoin
 
 import pytest
 import webcheck
-from playwright.sync_api import BrowserContext
 
 
 def test_page_loads_cleanly(
@@ -34,39 +32,18 @@ def test_page_is_accessible(
 
 
 def test_math_renders_offline(
-    context: BrowserContext, edition_url: str, edition_site: Path, edition: str
+    page_checks: webcheck.PageChecks, edition_site: Path, edition: str
 ):
-    """MathJax comes from _static (sphinx-mathjax-offline) and typesets the math."""
+    """MathJax comes from _static (sphinx-mathjax-offline) and typesets the math
+    of every page that has some (checked in the page's one load: ``math``)."""
     pages = webcheck.math_pages(edition_site)
-    if not pages:
-        pytest.skip(f"no page of the {edition} edition has math")
-    for page_path in pages:
-        page, visit = webcheck.open_page(context, urljoin(edition_url, page_path))
-        page.wait_for_function(
-            "() => window.MathJax !== undefined && MathJax.startup !== undefined"
-            " && MathJax.startup.promise !== undefined",
-            timeout=15_000,
-        )
-        page.evaluate("() => MathJax.startup.promise")
-        unrendered = page.evaluate(
-            "() => [...document.querySelectorAll('.math')]"
-            ".filter(m => m.querySelector('mjx-container') === null"
-            " && m.closest('mjx-container') === null).map(m => m.textContent)"
-        )
-        page.wait_for_load_state("networkidle")  # the fonts MathJax asked for
-        rendered = page.locator("mjx-container").count()
-        errors = page.locator("mjx-merror").all_inner_texts()
-        mathjax_urls = page.evaluate(
-            "() => performance.getEntriesByType('resource').map(e => e.name)"
-            ".filter(u => /mathjax/i.test(u))"
-        )
-        assert visit.problems() == [], page_path
-        assert rendered > 0, f"{page_path}: MathJax rendered nothing"
-        assert unrendered == [], f"{page_path}: math left as TeX"
-        assert errors == [], f"{page_path}: TeX errors"
-        assert mathjax_urls, f"{page_path}: MathJax was not loaded"
-        assert all(webcheck.is_local(u) for u in mathjax_urls), mathjax_urls
-        page.close()
+    assert pages, f"no page of the {edition} edition has math: the check is empty"
+    problems = [
+        f"{page_path}: {problem}"
+        for page_path in pages
+        for problem in page_checks(edition, page_path)["math"]
+    ]
+    assert problems == [], "\n".join(problems)
 
 
 def test_landing_page_title_names_the_site_once(edition_site: Path, edition: str):

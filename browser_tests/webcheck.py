@@ -164,6 +164,46 @@ def math_pages(site: Path) -> list[str]:
     ]
 
 
+def math_problems(page: Page, visit: Visit) -> list[str]:
+    """What is wrong with a page's math: MathJax (from ``_static``, put there by
+    sphinx-mathjax-offline) not loaded or loaded from another host, TeX left
+    untypeset or typeset as an error, or a request failing once MathJax asked
+    for its fonts. A page without math has none of these."""
+    if not page.locator(".math").count():
+        return []
+    page.wait_for_function(
+        "() => window.MathJax !== undefined && MathJax.startup !== undefined"
+        " && MathJax.startup.promise !== undefined",
+        timeout=15_000,
+    )
+    page.evaluate("() => MathJax.startup.promise")
+    problems = [f"math left as TeX: {tex}" for tex in page.evaluate(UNRENDERED_JS)]
+    loaded_before = visit.problems()
+    page.wait_for_load_state("networkidle")  # the fonts MathJax asked for
+    problems += [p for p in visit.problems() if p not in loaded_before]
+    if not page.locator("mjx-container").count():
+        problems.append("MathJax rendered nothing")
+    problems += [
+        f"TeX error: {e}" for e in page.locator("mjx-merror").all_inner_texts()
+    ]
+    mathjax_urls = page.evaluate(
+        "() => performance.getEntriesByType('resource').map(e => e.name)"
+        ".filter(u => /mathjax/i.test(u))"
+    )
+    if not mathjax_urls:
+        problems.append("MathJax was not loaded")
+    problems += [
+        f"MathJax from another host: {u}" for u in mathjax_urls if not is_local(u)
+    ]
+    return problems
+
+
+UNRENDERED_JS = """() => [...document.querySelectorAll('.math')]
+  .filter(m => m.querySelector('mjx-container') === null
+               && m.closest('mjx-container') === null)
+  .map(m => m.textContent)"""
+
+
 def prompt_pages(site: Path) -> list[str]:
     """Pages with a ``>>>`` code block (Pygments marks the prompt ``gp``)."""
     marker = '<span class="gp">&gt;&gt;&gt;'
@@ -1030,7 +1070,16 @@ def interface_problems(
 
 # -- every per-page check, from one load of the page -------------------------------
 
-CHECKS = ("load", "language", "axe", "switcher", "prose", "interface", "untranslated")
+CHECKS = (
+    "load",
+    "language",
+    "math",
+    "axe",
+    "switcher",
+    "prose",
+    "interface",
+    "untranslated",
+)
 """The keys of :func:`check_page`'s report; ``prose`` and ``interface`` are
 checked on translated editions only, ``untranslated`` is not a failure."""
 
@@ -1051,7 +1100,8 @@ def check_page(
     it (to take other measurements from the same load).
 
     What went wrong while the page loaded and settled (``load``);
-    ``<html lang>`` (``language``); on a translated edition, the English prose
+    ``<html lang>`` (``language``); the math typeset by MathJax, offline
+    (``math``, :func:`math_problems`); on a translated edition, the English prose
     of the article (``prose``, not on ``api_pages``) and the interface strings
     in English (``interface`` where the theme has a translation,
     ``untranslated`` where it has none); axe-core, every rule in the light
@@ -1071,6 +1121,7 @@ def check_page(
         report["language"].append(
             f'<html lang="{declared}">, expected lang="{LANGUAGES[edition]}"'
         )
+    report["math"] = math_problems(page, visit)
     if edition != "en":
         if path not in api_pages:
             report["prose"] = english_prose(page)

@@ -43,8 +43,8 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import unicodedata
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -53,7 +53,7 @@ from urllib.parse import unquote, urlsplit
 
 from bs4 import BeautifulSoup, Tag
 from fontTools.ttLib import TTFont
-from playwright.sync_api import Browser, Page, Route, sync_playwright
+from playwright.sync_api import Page, Route, sync_playwright
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import Fit, NameObject, TextStringObject
 
@@ -335,8 +335,11 @@ def finish(pdf: bytes, edition: str, docs: list[Doc]) -> bytes:
     return out.getvalue()
 
 
-def print_edition(browser: Browser, edition: str) -> bytes:
-    """The finished PDF of ``edition``, printed from the edition's files only."""
+def print_edition(chromium: str | None, edition: str) -> bytes:
+    """The finished PDF of ``edition``, printed from the edition's files only,
+    by a Chromium of its own (``chromium``: its executable, None for
+    Playwright's): Playwright's sync API wants one instance per thread, and
+    ``main`` prints the editions side by side, one core each."""
     site, blocked = EDITIONS[edition], []
     docs, root = pages(site), site.resolve().as_uri() + "/"
 
@@ -344,18 +347,20 @@ def print_edition(browser: Browser, edition: str) -> bytes:
         blocked.append(route.request.url)
         route.abort("blockedbyclient")
 
-    # Scale 2: pictures print from their high-resolution (2x) files.
-    context = browser.new_context(device_scale_factor=2)
-    context.route(lambda url: not url.startswith((root, "data:", "blob:")), block)
-    page, numbers = context.new_page(), {}
-    for _ in range(2):  # the second printing has the contents' page numbers
-        pdf = print_pdf(page, site, document(docs, edition, numbers), blocked)
-        reader = PdfReader(io.BytesIO(pdf))
-        numbers = {
-            str(name).lstrip("/"): reader.get_destination_page_number(place) + 1
-            for name, place in reader.named_destinations.items()
-        }
-    context.close()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium)
+        # Scale 2: pictures print from their high-resolution (2x) files.
+        context = browser.new_context(device_scale_factor=2)
+        context.route(lambda url: not url.startswith((root, "data:", "blob:")), block)
+        page, numbers = context.new_page(), {}
+        for _ in range(2):  # the second printing has the contents' page numbers
+            pdf = print_pdf(page, site, document(docs, edition, numbers), blocked)
+            reader = PdfReader(io.BytesIO(pdf))
+            numbers = {
+                str(name).lstrip("/"): reader.get_destination_page_number(place) + 1
+                for name, place in reader.named_destinations.items()
+            }
+        browser.close()
     return finish(pdf, edition, docs)
 
 
@@ -373,17 +378,16 @@ def main(only: list[str]) -> int:
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # Chromium's trailer: harmless
     # Debian's Chromium, else Playwright's own (`playwright install chromium`).
     chromium = os.environ.get("CHROMIUM") or shutil.which("chromium")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium)
-        for edition in [e for e in EDITIONS if not only or e in only]:
-            start, data = time.monotonic(), print_edition(browser, edition)
+    editions = [e for e in EDITIONS if not only or e in only]
+    # Printing is Chromium's layout, one core per edition: side by side.
+    with ThreadPoolExecutor(max_workers=len(EDITIONS)) as pool:
+        printed = pool.map(lambda edition: print_edition(chromium, edition), editions)
+        for edition, data in zip(editions, printed, strict=True):
             for path in outputs(edition):
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(data)
             sheets, size = len(PdfReader(io.BytesIO(data)).pages), len(data) / 1e6
-            took = time.monotonic() - start
-            print(f"pdf: {edition}: {sheets} pages, {size:.1f} MB in {took:.0f} s")
-        browser.close()
+            print(f"pdf: {edition}: {sheets} pages, {size:.1f} MB")
     if not only:
         STAMP.write_text(current)
     return 0
