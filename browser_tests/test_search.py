@@ -130,6 +130,10 @@ SNIPPETS_JS = """() => Array.from(
          li.querySelector(':scope > span') !== null]
 )"""
 
+QUOTES_LOADED_JS = """() => Array.from(
+  document.querySelectorAll('#search-results ul.search li'),
+).every(li => li.querySelector(':scope > span, p.context') !== null)"""
+
 
 def pages_using(edition_site: Path, name: str) -> list[str]:
     """The indexed pages whose article holds ``name`` as a name (not part of
@@ -163,11 +167,25 @@ def snippets(
 ) -> list[tuple[str, str, bool]]:
     """(href, snippet, described) of each result the search page lists for ``query``."""
     page, visit = webcheck.open_page(context, edition_url + "search.html?q=" + query)
+    # Sphinx lists each result at once and fetches its page for the quote
+    # afterwards, so "Search finished" comes before the quotes do: wait until
+    # every result is either described or quoted.
     page.wait_for_function(
         "() => { const s = document.querySelector('#search-results .search-summary');"
         " return s !== null && s.textContent.trim() !== ''; }",
         timeout=20_000,
     )
+    try:
+        page.wait_for_function(QUOTES_LOADED_JS, timeout=20_000)
+    except Exception as error:  # playwright's TimeoutError
+        unquoted = [
+            href
+            for href, quote, described in page.evaluate(SNIPPETS_JS)
+            if not described and not quote
+        ]
+        raise AssertionError(
+            f"searching {query!r}: no quote came in 20 s for {unquoted}"
+        ) from error
     items: list[tuple[str, str, bool]] = page.evaluate(SNIPPETS_JS)
     page.close()
     assert visit.problems() == []
