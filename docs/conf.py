@@ -39,6 +39,7 @@ import autograd_notes  # noqa: E402
 release = version = autograd_notes.__version__
 
 extensions = [
+    "quietbuild",  # no configuration dumps, no kernel notices
     "myst_nb",
     "sphinx_gallery.gen_gallery",
     "sphinx.ext.autodoc",
@@ -155,48 +156,9 @@ nb_execution_show_tb = True
 # A warning printed by a cell goes to stderr: fail the build instead of publishing
 # it. Pages that expect a warning catch it and print it.
 nb_output_stderr = "error"
+# myst-nb joins a cell's stream chunks; our kernel sends one per cell
+# (docs/_ext/quietbuild.py says why).
 nb_merge_streams = True
-# myst-nb merges a cell's stream chunks by stripping each one's end, so a line
-# break that starts a chunk turns into a blank line: what a page shows would
-# depend on when the kernel flushed. With this flush interval the kernel flushes
-# a cell's output once, when the cell ends or displays something (the kernel
-# spec below passes it).
-STREAMS_AT_CELL_END = (
-    "--IPKernelApp.exec_lines="
-    "import sys; sys.stdout.flush_interval = sys.stderr.flush_interval = 1e9"
-)
-
-
-# -- A quiet build: progress and the result, nothing that reads as a warning ---
-def _quiet_build() -> None:
-    """No configuration dumps, no kernel notices (tests/site/test_quiet_build.py):
-    myst's setup loggers pass warnings only; kernels start from our spec, first on
-    ``JUPYTER_PATH``: errors only (each warns of unencrypted local TCP), one
-    stream chunk per cell, figures from ``figures.KERNEL_ARGS``."""
-    import json
-    import logging
-
-    from ipykernel.kernelspec import get_kernel_dict
-
-    for name in ("myst_parser.sphinx_ext.main", "myst_nb.sphinx_ext"):
-        logging.getLogger(f"sphinx.{name}").setLevel(logging.WARNING)
-    kernels = BUILD / "jupyter"
-    # "python3": the kernel the pages' front matter names.
-    spec = kernels / "kernels" / "python3" / "kernel.json"
-    from figures import KERNEL_ARGS
-
-    argv = ["--IPKernelApp.log_level=ERROR", STREAMS_AT_CELL_END, *KERNEL_ARGS]
-    text = json.dumps(get_kernel_dict(argv), indent=1)
-    if not spec.exists() or spec.read_text() != text:
-        spec.parent.mkdir(parents=True, exist_ok=True)
-        spec.write_text(text)
-    path = [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
-    if str(kernels) not in path:
-        os.environ["JUPYTER_PATH"] = os.pathsep.join([str(kernels), *path])
-
-
-_quiet_build()
-
 # -- Redirects: tutorial NN became NN+1 (tests/site/test_redirects.py) ---------
 # When the first tutorial came, every other one moved up a number; links from
 # outside still reach them (sphinxext-rediraffe writes a page at each old address,

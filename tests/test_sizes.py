@@ -29,7 +29,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "autograd_notes"
 MODULE_LIMIT = 600
-SITE_CEILING = 3_020  # the site machinery's code lines on 2026-12-02
+# The site machinery's code lines on 2026-12-02 (3,020), and the 5 lines that
+# docs/_ext/quietbuild.py adds (imports, setup) by taking conf.py's one side
+# effect at import into an extension (2026-12-03).
+SITE_CEILING = 3_025
 
 _NOT_CODE = {
     tokenize.COMMENT,
