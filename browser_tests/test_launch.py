@@ -5,7 +5,7 @@ title, in the first screenful, at desktop width and at 390 px (where it wraps
 inside the page); each link has a name; the links into the site (notebook,
 script) are served and hold a notebook or a script; the links out of it
 (Colab, the repository) are real links to those hosts, never loaded here.
-tests/site/test_launch.py checks that the right pages have a bar and the exact
+tests/site/test_launchbar.py checks that the right pages have a bar and the exact
 shape of every link.
 """
 

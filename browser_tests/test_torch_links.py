@@ -2,7 +2,7 @@
 
 Read from the built pages, against the inventory the build used
 (``docs/inventories/torch-X.Y.inv``, derived from PyTorch's documentation
-sources; ``tests/site/test_torch_links.py`` checks that derivation):
+sources; ``tests/site/test_torchlinks.py`` checks that derivation):
 
 * every link to an object of PyTorch's API reference goes to the
   documentation of the torch series that built the site, at a page and

@@ -1,6 +1,6 @@
 """A quiet build: progress and the result, nothing that reads as a warning.
 
-Checked by ``tests/site/test_quiet_build.py``. Two sources of noise have no
+Checked by ``tests/site/test_quietbuild.py``. Two sources of noise have no
 option in Sphinx, myst-parser or myst-nb:
 
 :func:`quiet` (``config-inited``, before any page is read) switches off both:

@@ -233,7 +233,7 @@ def all_downloads(site: Path) -> list[tuple[str, Path]]:
         for folder in ("_downloads", "notebooks"):
             for path in sorted((root / folder).rglob("*")):
                 # notebooks/tutorials/ holds byte-identical copies of the
-                # tutorials' downloads, for publishing (tests/site/test_launch.py)
+                # tutorials' downloads, for publishing (tests/site/test_launchbar.py)
                 copy = path.relative_to(root / folder).parts[0] == "tutorials"
                 if path.suffix in (".py", ".ipynb") and not (
                     folder == "notebooks" and copy

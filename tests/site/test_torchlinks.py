@@ -14,7 +14,7 @@
   pages; a reference to a torch name
   PyTorch does not document fails the build.
 
-``browser_tests/site/test_torch_links.py`` checks the links of the whole built
+``browser_tests/test_torch_links.py`` checks the links of the whole built
 site, in both editions, and prints their number.
 """
 
