@@ -84,7 +84,7 @@ def test_each_edition_names_its_own_canonical_address(site: Path):
     base = urls["Documentation"].rstrip("/") + "/"
     # Attributes in either order: sphinx-codeautolink re-serializes the pages it links.
     link = re.compile(r'<link (?=[^>]*rel="canonical")[^>]*href="([^"]*)"')
-    for edition, folder in (("en", ""), ("zh_CN", "zh_CN/")):
+    for edition, folder in webcheck.EDITIONS.items():
         edition_site = webcheck.edition_root(site, edition)
         pages = webcheck.discover_pages(edition_site)
         assert pages

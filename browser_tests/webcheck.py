@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
+import siteconfig
 from cjk import HAN, HAN_CHARACTER
 
 if TYPE_CHECKING:
@@ -86,12 +87,13 @@ INSTALL_CHROMIUM = (
 
 # -- the site ----------------------------------------------------------------------
 
-EDITIONS = {"en": "", "zh_CN": "zh_CN/"}
+# pyproject.toml's table of editions, as the build reads it (docs/_ext/siteconfig.py).
+EDITIONS = {lang: edition.folder for lang, edition in siteconfig.EDITIONS.items()}
 """Edition -> the folder of the site it is served from ("": the root). Each
 edition has the same pages at the same paths below its folder."""
-LANGUAGES = {"en": "en", "zh_CN": "zh-CN"}
+LANGUAGES = {lang: edition.tag for lang, edition in siteconfig.EDITIONS.items()}
 """Edition -> its language tag (``<html lang>``, ``hreflang``)."""
-NAMES = {"en": "English", "zh_CN": "中文"}
+NAMES = {lang: edition.name for lang, edition in siteconfig.EDITIONS.items()}
 """Edition -> its name in its own language, as the language switcher shows it."""
 EDITION_FOLDERS = {folder.strip("/") for folder in EDITIONS.values() if folder}
 

@@ -32,10 +32,11 @@ import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+import siteconfig  # noqa: E402
 from freshness import fingerprint, unchanged  # noqa: E402
 
 BUILD = ROOT / "docs" / "_build"
-EDITIONS = {"en": BUILD / "html", "zh_CN": BUILD / "html" / "zh_CN"}
+EDITIONS = {lang: BUILD / "html" / e.folder for lang, e in siteconfig.EDITIONS.items()}
 # Written inside docs/ by the build itself: not inputs.
 GENERATED = {"_build", "tutorials", "generated", "jupyter_execute", "__pycache__"}
 STAMP = BUILD / ".site-fingerprint"

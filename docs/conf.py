@@ -9,7 +9,6 @@ from functools import reduce
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import tomllib
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
@@ -17,11 +16,10 @@ DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(DOCS / "_ext"))
 
-with (ROOT / "pyproject.toml").open("rb") as f:
-    _pyproject = tomllib.load(f)
-_project = _pyproject["project"]
-# The versions `nox -s compat` verifies.
-_verified = _pyproject["tool"]["autograd-notes"]["verified-torch"]
+import siteconfig  # noqa: E402  pyproject.toml, read once for the whole site
+
+_project = siteconfig.TABLE["project"]
+_verified = siteconfig.VERIFIED_TORCH  # the versions `nox -s compat` verifies
 
 REPOSITORY = _project["urls"]["Repository"]  # named once, in pyproject.toml
 # Where this very build is served (override: -D html_baseurl=...). The downloads
@@ -266,10 +264,10 @@ def per_edition(app: Sphinx, config: Config) -> None:
     config.html_theme_options["search_bar_text"] = str(words("Search..."))
     config.html_context["edit_page_url_template"] = EDIT_PAGE[lang]
     if not os.environ.get("READTHEDOCS"):  # there, the library reads the address
-        from editions import EDITIONS
+        from siteconfig import EDITIONS
 
         path = urlsplit(config.html_baseurl).path.rstrip("/") + "/"
-        config.notfound_urls_prefix = path + EDITIONS[lang][1]
+        config.notfound_urls_prefix = path + EDITIONS[lang].folder
     title, body = (str(words(text)) for text in NOT_FOUND)
     body = body.format(config.notfound_urls_prefix)
     config.notfound_context = {

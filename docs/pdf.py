@@ -59,11 +59,12 @@ from pypdf.generic import Fit, NameObject, TextStringObject
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+import siteconfig  # noqa: E402
 from freshness import fingerprint, unchanged  # noqa: E402
 from sitepdf import PROJECT, pdf_path  # noqa: E402
 
 BUILD = ROOT / "docs" / "_build"
-EDITIONS = {"en": BUILD / "html", "zh_CN": BUILD / "html" / "zh_CN"}
+EDITIONS = {lang: BUILD / "html" / e.folder for lang, e in siteconfig.EDITIONS.items()}
 STYLESHEET = ROOT / "docs" / "pdf.css"
 STAMP = BUILD / ".pdf-fingerprint"
 # Written into the edition's folder for the printing only (its relative links
@@ -73,8 +74,8 @@ NOTE = "every output was produced by running the code while the site was built."
 # The title and contents pages' words: raw HTML, like conf.py's footer, so here
 # per edition rather than in the catalogs.
 TEXT = {
-    "en": {"contents": "Contents", "edition": "English edition", "lang": "en"},
-    "zh_CN": {"contents": "目录", "edition": "简体中文版", "lang": "zh-CN"},
+    "en": {"contents": "Contents", "edition": "English edition"},
+    "zh_CN": {"contents": "目录", "edition": "简体中文版"},
 }
 TEXT["en"]["note"] = "The whole site as one document: " + NOTE
 TEXT["zh_CN"]["note"] = (
@@ -228,8 +229,9 @@ def document(docs: list[Doc], edition: str, numbers: dict[str, int]) -> str:
         for level, title, target in entries(docs)
     )
     return (
-        f'<!DOCTYPE html><html lang="{text["lang"]}" data-theme="light" '
-        f'data-mode="light"><head><meta charset="utf-8"><title>{PROJECT}</title>'
+        f'<!DOCTYPE html><html lang="{siteconfig.EDITIONS[edition].tag}" '
+        'data-theme="light" data-mode="light"><head><meta charset="utf-8">'
+        f"<title>{PROJECT}</title>"
         f"{''.join(head)}<style>{STYLESHEET.read_text(encoding='utf-8')}</style>"
         f"</head><body class='pdf'><section class='pdf-title'><h1>{PROJECT}</h1>"
         f"<p class='pdf-tagline'>{tagline.decode_contents() if tagline else ''}</p>"
@@ -329,7 +331,9 @@ def finish(pdf: bytes, edition: str, docs: list[Doc]) -> bytes:
     # Replaces Chromium's, dates included: two printings are the same file.
     writer.metadata = {"/Title": title, "/Author": f"{PROJECT} developers"}
     writer.root_object[NameObject("/PageMode")] = NameObject("/UseOutlines")
-    writer.root_object[NameObject("/Lang")] = TextStringObject(TEXT[edition]["lang"])
+    writer.root_object[NameObject("/Lang")] = TextStringObject(
+        siteconfig.EDITIONS[edition].tag
+    )
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()

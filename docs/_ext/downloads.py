@@ -46,9 +46,9 @@ from typing import Any
 from catalogs import messages
 from cjk import CLOSING, OPENING, width
 from codecomments import CommentError, translate_comments, wrap
-from editions import EDITIONS
 from exercises import HIDDEN, collapse_in_notebook
 from parallelread import executes
+from siteconfig import EDITIONS
 from sitewheel import requirement
 from sphinx.application import Sphinx
 from sphinx.locale import get_translation
@@ -118,7 +118,7 @@ class Resolver:
         for name in env.found_docs:
             title = env.titles[name].astext() if name in env.titles else name
             targets[("doc", name)] = (name, "", title)
-        folder = EDITIONS[language][1] if language in EDITIONS else f"{language}/"
+        folder = EDITIONS[language].folder if language in EDITIONS else f"{language}/"
         base = app.config.html_baseurl + folder
         return cls(docname, base, targets, dict(app.config.myst_substitutions))
 

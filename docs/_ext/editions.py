@@ -1,10 +1,11 @@
 """Two editions, English and zh_CN: each page knows its address in both, and its source.
 
 ``docs/build.py`` builds the site twice from one source tree: English, then
-``-D language=zh_CN`` into the ``zh_CN/`` folder. :data:`EDITIONS` maps each
-language to its name and folder. Our own code: Read the Docs' flyout switches
-languages there only, not on GitHub Pages or locally, and nothing in Sphinx
-links a page to itself in another language. Three ``html-page-context``
+``-D language=zh_CN`` into the ``zh_CN/`` folder. ``siteconfig.EDITIONS``
+(pyproject.toml's table) gives each language's name, folder and tag. Our own
+code: Read the Docs' flyout switches languages there only, not on GitHub
+Pages or locally, and nothing in Sphinx links a page to itself in another
+language. Three ``html-page-context``
 handlers:
 
 * :func:`page_links` gives every page ``other_editions``, the link to the same
@@ -34,9 +35,9 @@ from typing import Any
 from urllib.parse import quote
 
 from cjk import HAN
+from siteconfig import EDITIONS
 from sphinx.application import Sphinx
 
-EDITIONS = {"en": ("English", ""), "zh_CN": ("中文", "zh_CN/")}
 GALLERY = Path(__file__).resolve().parents[2] / "gallery"
 ISSUE_BODY = {
     "en": "Page: {}\n\nWhat is wrong or unclear:\n",
@@ -66,8 +67,8 @@ def page_links(
             for lang in EDITIONS
         }
     else:
-        site_root = to_root + "../" * EDITIONS[here][1].count("/")
-        target = {lang: site_root + folder for lang, (_, folder) in EDITIONS.items()}
+        site_root = to_root + "../" * EDITIONS[here].folder.count("/")
+        target = {lang: site_root + e.folder for lang, e in EDITIONS.items()}
     suffix = app.builder.get_target_uri(pagename)
     if pagename == app.config.notfound_pagename:  # served at any depth
         prefix = app.config.notfound_urls_prefix
@@ -76,8 +77,8 @@ def page_links(
             for k, v in target.items()
         }
     context["other_editions"] = [
-        (name, lang.replace("_", "-"), target[lang] + suffix)
-        for lang, (name, _) in EDITIONS.items()
+        (edition.name, edition.tag, target[lang] + suffix)
+        for lang, edition in EDITIONS.items()
         if lang != here
     ]
     context["metatags"] = context.get("metatags", "") + "".join(

@@ -61,12 +61,12 @@ def scan_html(app: Sphinx, exception: Exception | None) -> None:
     """
     if exception is not None or app.builder.format != "html":
         return
-    from editions import EDITIONS
+    from siteconfig import EDITIONS
 
     home = {str(Path(app.srcdir).resolve().parent), sys.prefix, sys.base_prefix}
     home |= {str(Path.home()), tempfile.gettempdir() + os.sep}
     paths = sorted(p for p in home if len(p) > 4)
-    others = {folder.strip("/") for _, folder in EDITIONS.values() if folder}
+    others = {e.folder.strip("/") for e in EDITIONS.values() if e.folder}
     for page in sorted(Path(app.outdir).rglob("*.html")):
         where = page.relative_to(app.outdir)
         if where.parts[0] in others:

@@ -21,11 +21,11 @@ import re
 from typing import Any
 
 from docutils import nodes
+from siteconfig import EDITIONS
 from sphinx.application import Sphinx
 from sphinx.locale import get_translation
 from sphinx.util.docutils import SphinxRole
 
-EDITIONS = ("en", "zh_CN")
 PROJECT = "autograd-notes"
 LABEL = "download-pdf-button"
 _ = get_translation("sphinx")  # the theme's strings' catalog
@@ -65,8 +65,8 @@ class SitePdfRole(SphinxRole):
         match = ROLE.match(self.text)
         if match is None or match["edition"] not in EDITIONS:
             message = self.inliner.reporter.error(
-                f"sitepdf: expected `text <edition>` with an edition of {EDITIONS}: "
-                f"{self.text!r}",
+                "sitepdf: expected `text <edition>` with an edition of "
+                f"{tuple(EDITIONS)}: {self.text!r}",
                 line=self.lineno,
             )
             problem = self.inliner.problematic(self.rawtext, self.rawtext, message)

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import siteconfig
+
 ROOT = Path(__file__).resolve().parents[2]
 
 GOOD_EXAMPLE = '''\
@@ -98,7 +100,10 @@ def make_site(root: Path) -> Path:
     return root
 
 
-OUTDIRS = {"en": "html", "zh_CN": "html/zh_CN"}
+# Where docs/build.py puts each edition, below docs/_build.
+OUTDIRS = {
+    lang: f"html/{e.folder}".rstrip("/") for lang, e in siteconfig.EDITIONS.items()
+}
 
 
 def build(
