@@ -66,6 +66,7 @@ from sphinx_gallery.py_source_parser import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
+import siteconfig  # noqa: E402
 from cjk import han  # noqa: E402
 from codecomments import without_comments  # noqa: E402
 from downloads import TEXT, markup_left  # noqa: E402
@@ -75,7 +76,9 @@ import autograd_notes  # noqa: E402
 
 EXAMPLES = sorted(p.name for p in (ROOT / "gallery").glob("[0-9][0-9]_*.py"))
 # Where docs/build.py writes each edition, under docs/_build.
-EDITIONS = {"en": "html", "zh_CN": "html/zh_CN"}
+EDITIONS = {
+    lang: f"html/{e.folder}".rstrip("/") for lang, e in siteconfig.EDITIONS.items()
+}
 # Written into docs/ by a build: not copied (but docs/locale's tutorials/
 # holds the tutorials' catalogs).
 GENERATED = {"_build", "tutorials", "generated", "jupyter_execute", "__pycache__"}
@@ -602,13 +605,6 @@ def test_read_the_docs_installs_from_the_english_project_of_the_version(
     assert config.html_baseurl == expected
 
 
-@pytest.fixture(scope="module")
-def built() -> Path:
-    """Both editions, built by docs/build.py (nothing to do when current)."""
-    subprocess.run([sys.executable, str(ROOT / "docs" / "build.py")], check=True)
-    return ROOT / "docs" / "_build" / "html"
-
-
 HIDDEN = re.compile(
     r"# sphinx_gallery_start_ignore\n(.*?)# sphinx_gallery_end_ignore", re.S
 )
@@ -617,11 +613,11 @@ HIDDEN = re.compile(
 @pytest.mark.parametrize("edition", EDITIONS)
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_script_holds_no_hidden_check_and_no_markup(
-    built: Path, edition: str, example: str
+    built_site: Path, edition: str, example: str
 ) -> None:
     """What the page hides is not in the script, its text has no Sphinx
     markup (in zh_CN no reST escape either), and it is Python."""
-    script = download(built, edition, example)
+    script = download(built_site, edition, example)
     text = script.read_text("utf-8")
     ast.parse(text)
     assert "sphinx_gallery_" not in text

@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -182,13 +180,6 @@ def test_markdown_is_translated_message_by_message():
 # -- The built site ---------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def site() -> Path:
-    """Both editions, built by docs/build.py (nothing to do when current)."""
-    subprocess.run([sys.executable, str(ROOT / "docs" / "build.py")], check=True)
-    return SITE
-
-
 def executed_docnames() -> list[str]:
     """What should have a bar: each tutorial, and each page with a kernelspec."""
     found = [f"tutorials/{p.stem}" for p in sorted((ROOT / "gallery").glob("*.py"))]
@@ -248,7 +239,7 @@ def footer_download(page: Path, suffix: str) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("edition", list(EDITIONS))
-def test_launch_bar_on_every_executed_page(site: Path, edition: str):
+def test_launch_bar_on_every_executed_page(built_site: Path, edition: str):
     root = EDITIONS[edition]
     expected = executed_docnames()
     assert len(expected) >= 15 + 8
@@ -306,7 +297,7 @@ def colab_targets(site: Path) -> dict[str, tuple[Path, str]]:
 
 
 @pytest.mark.slow
-def test_colab_targets_are_published(site: Path):
+def test_colab_targets_are_published(built_site: Path):
     """The workflow copies each edition's notebooks/ to <version>/<edition>/:
     exactly the Colab links' notebooks, each the page's own download."""
     workflow = (ROOT / ".github" / "workflows" / "docs.yml").read_text("utf-8")
@@ -318,7 +309,7 @@ def test_colab_targets_are_published(site: Path):
         for edition, root in EDITIONS.items()
         for p in (root / "notebooks").rglob("*.ipynb")
     }
-    targets = colab_targets(site)
+    targets = colab_targets(built_site)
     assert len(targets) == 2 * len(executed_docnames())
     assert published == set(targets)
     for path, (page, download) in targets.items():
@@ -352,8 +343,8 @@ def markdown_of(notebook: dict[str, Any]) -> list[str]:
 
 
 @pytest.mark.slow
-def test_notebooks_have_no_sphinx_markup(site: Path):
-    found = all_notebooks(site)
+def test_notebooks_have_no_sphinx_markup(built_site: Path):
+    found = all_notebooks(built_site)
     expected = 2 * (len(executed_docnames()) + 15)  # + each tutorial's _downloads
     assert len([n for n in found if ".zip:" not in n]) >= expected
     problems = []
@@ -376,7 +367,7 @@ def test_notebooks_have_no_sphinx_markup(site: Path):
 
 
 @pytest.mark.slow
-def test_solutions_are_collapsed(site: Path):
+def test_solutions_are_collapsed(built_site: Path):
     for edition, root in EDITIONS.items():
         for script in sorted((ROOT / "gallery").glob("[0-9][0-9]_*.py")):
             exercises = script.read_text("utf-8").count("# **Solution**")
@@ -401,7 +392,7 @@ def test_solutions_are_collapsed(site: Path):
     "notebook",
     ["en/how-to/per-loss-gradients", "zh_CN/tutorials/02_leaf_tensors"],
 )
-def test_notebook_runs_top_to_bottom(site: Path, notebook: str, tmp_path: Path):
+def test_notebook_runs_top_to_bottom(built_site: Path, notebook: str, tmp_path: Path):
     import nbformat
     from nbclient import NotebookClient
 
@@ -429,7 +420,7 @@ def test_inline_code_is_left_alone(code: str):
 
 
 @pytest.mark.slow
-def test_zh_page_notebooks_are_translated(site: Path):
+def test_zh_page_notebooks_are_translated(built_site: Path):
     """Each zh_CN page notebook: the English one's cells, text in Chinese, the
     same code apart from its (translated) comments."""
     from cjk import han
@@ -478,11 +469,11 @@ def test_a_bold_span_ending_in_chinese_punctuation_renders_bold():
 
 
 @pytest.mark.slow
-def test_every_bold_span_renders_bold(site: Path):
+def test_every_bold_span_renders_bold(built_site: Path):
     """No literal ``**`` in what a notebook's Markdown renders to."""
     literal = [
         f"{name}: {text[:60]!r}"
-        for name, notebook in all_notebooks(site).items()
+        for name, notebook in all_notebooks(built_site).items()
         for markdown in markdown_of(notebook)
         for text in rendered_text(markdown)
         if "**" in text
@@ -519,7 +510,7 @@ def badges(edition: str) -> set[str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("edition", list(EDITIONS))
-def test_page_notebooks_show_what_the_page_shows(site: Path, edition: str):
+def test_page_notebooks_show_what_the_page_shows(built_site: Path, edition: str):
     """No badge word as a paragraph; no check from a cell the page hides
     (``remove-cell``: gone; ``remove-input``: collapsed, without asserts)."""
     words = badges(edition)

@@ -1,8 +1,9 @@
 """The docs build is strict: each kind of defect fails it.
 
-Every test builds a throw-away site in a temporary directory that uses the
-project's real ``docs/conf.py`` and ``docs/_ext``, with one small gallery
-script and one executed page. A baseline build must pass; then a single
+Every test builds a throw-away site (the ``tiny_site`` fixture of
+``conftest.py``) in a temporary directory: the project's real
+``docs/conf.py`` and ``docs/_ext``, with one small gallery script and one
+executed page. A baseline build must pass; then a single
 defect is injected and the build must fail, naming the problem.
 """
 
@@ -14,46 +15,40 @@ from pathlib import Path
 
 import pytest
 
-# The minimal site and its builds, shared with test_translations.py.
+# The minimal site's builds and checks, shared with test_translations.py.
 from sitebuild import (
     GOOD_EXAMPLE,
     GOOD_PAGE,
     assert_fails,
     build,
-    make_site,
 )
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def site(tmp_path: Path) -> Path:
-    return make_site(tmp_path)
-
-
-def test_baseline_builds_then_rebuilds_without_executing(site: Path) -> None:
-    first = build(site)
+def test_baseline_builds_then_rebuilds_without_executing(tiny_site: Path) -> None:
+    first = build(tiny_site)
     assert first.returncode == 0, first.stdout + first.stderr
     assert "executed 1 out of 1" in first.stdout
-    html = (site / "docs/_build/html/tutorials/01_example.html").read_text()
+    html = (tiny_site / "docs/_build/html/tutorials/01_example.html").read_text()
     assert "MulBackward0 UserWarning" in html
 
-    second = build(site)
+    second = build(tiny_site)
     assert second.returncode == 0, second.stdout + second.stderr
     assert "executed 0 out of 0" in second.stdout
     assert "0 added, 0 changed, 0 removed" in second.stdout
     assert "Executing" not in second.stdout
 
 
-def test_a_page_prints_the_same_however_the_kernel_flushed(site: Path) -> None:
+def test_a_page_prints_the_same_however_the_kernel_flushed(tiny_site: Path) -> None:
     # print() writes its text and its line break separately; when the kernel
     # flushes between the two, myst-nb's merge of the chunks made a blank line.
-    page = site / "docs" / "page.md"
+    page = tiny_site / "docs" / "page.md"
     cell = 'import time\nprint("first", end="")\ntime.sleep(0.5)\nprint("\\nsecond")\n'
     page.write_text(GOOD_PAGE.replace("print(1 + 1)\n", cell))
-    result = build(site)
+    result = build(tiny_site)
     assert result.returncode == 0, result.stdout + result.stderr
-    html = (site / "docs/_build/html/page.html").read_text()
+    html = (tiny_site / "docs/_build/html/page.html").read_text()
     assert re.search(r"first\nsecond\n</pre>", html), html
 
 
@@ -63,37 +58,37 @@ JOBS = pytest.mark.parametrize("jobs", ["1", "2"], ids=["serial", "parallel"])
 
 
 @JOBS
-def test_example_that_raises_fails(site: Path, jobs: str) -> None:
-    example = site / "gallery" / "01_example.py"
+def test_example_that_raises_fails(tiny_site: Path, jobs: str) -> None:
+    example = tiny_site / "gallery" / "01_example.py"
     example.write_text(GOOD_EXAMPLE + "\nraise ValueError('boom from example')\n")
-    assert_fails(build(site, "en", "-j", jobs), "boom from example")
+    assert_fails(build(tiny_site, "en", "-j", jobs), "boom from example")
 
 
 @JOBS
-def test_unexpected_warning_in_example_fails(site: Path, jobs: str) -> None:
-    example = site / "gallery" / "01_example.py"
+def test_unexpected_warning_in_example_fails(tiny_site: Path, jobs: str) -> None:
+    example = tiny_site / "gallery" / "01_example.py"
     example.write_text(GOOD_EXAMPLE + "\n_ = y.grad  # uncaught non-leaf warning\n")
-    result = build(site, "en", "-j", jobs)
+    result = build(tiny_site, "en", "-j", jobs)
     assert_fails(result, "UserWarning", "not a leaf Tensor")
     if jobs != "1":
         assert "generating gallery (with parallel=2)" in result.stdout
 
 
-def test_broken_cross_reference_fails(site: Path) -> None:
-    page = site / "docs" / "page.md"
+def test_broken_cross_reference_fails(tiny_site: Path) -> None:
+    page = tiny_site / "docs" / "page.md"
     page.write_text(GOOD_PAGE.replace("tutorials/index", "no/such/page"))
-    assert_fails(build(site), "unknown document", "no/such/page")
+    assert_fails(build(tiny_site), "unknown document", "no/such/page")
 
 
-def test_page_cell_that_raises_fails(site: Path) -> None:
-    page = site / "docs" / "page.md"
+def test_page_cell_that_raises_fails(tiny_site: Path) -> None:
+    page = tiny_site / "docs" / "page.md"
     bad_cell = "```{code-cell} python\nraise RuntimeError('boom from page')\n```\n"
     page.write_text(GOOD_PAGE + "\n" + bad_cell)
-    assert_fails(build(site), "boom from page")
+    assert_fails(build(tiny_site), "boom from page")
 
 
-def test_page_cell_with_unexpected_warning_fails(site: Path) -> None:
-    page = site / "docs" / "page.md"
+def test_page_cell_with_unexpected_warning_fails(tiny_site: Path) -> None:
+    page = tiny_site / "docs" / "page.md"
     cell = textwrap.dedent(
         """\
         ```{code-cell} python
@@ -103,32 +98,32 @@ def test_page_cell_with_unexpected_warning_fails(site: Path) -> None:
         """
     )
     page.write_text(GOOD_PAGE + "\n" + cell)
-    assert_fails(build(site), "stderr was found in the cell outputs")
+    assert_fails(build(tiny_site), "stderr was found in the cell outputs")
 
 
-def test_memory_address_in_output_fails(site: Path) -> None:
-    example = site / "gallery" / "01_example.py"
+def test_memory_address_in_output_fails(tiny_site: Path) -> None:
+    example = tiny_site / "gallery" / "01_example.py"
     example.write_text(GOOD_EXAMPLE + "\nprint(y.grad_fn)\n")
-    assert_fails(build(site), "memory address in tutorials/01_example.html")
+    assert_fails(build(tiny_site), "memory address in tutorials/01_example.html")
 
 
-def test_timing_in_output_fails(site: Path) -> None:
-    example = site / "gallery" / "01_example.py"
+def test_timing_in_output_fails(tiny_site: Path) -> None:
+    example = tiny_site / "gallery" / "01_example.py"
     example.write_text(GOOD_EXAMPLE + "\nprint('took 0.25 seconds')\n")
-    assert_fails(build(site), "timing in tutorials/01_example.html")
+    assert_fails(build(tiny_site), "timing in tutorials/01_example.html")
 
 
-def test_build_machine_path_in_output_fails(site: Path) -> None:
-    example = site / "gallery" / "01_example.py"
+def test_build_machine_path_in_output_fails(tiny_site: Path) -> None:
+    example = tiny_site / "gallery" / "01_example.py"
     example.write_text(GOOD_EXAMPLE + "\nprint(torch.__file__)\n")
-    assert_fails(build(site), "build-machine path")
+    assert_fails(build(tiny_site), "build-machine path")
 
 
-def test_new_pins_re_execute_every_example(site: Path) -> None:
-    assert build(site).returncode == 0
-    with (site / "constraints.txt").open("a") as pins:
+def test_new_pins_re_execute_every_example(tiny_site: Path) -> None:
+    assert build(tiny_site).returncode == 0
+    with (tiny_site / "constraints.txt").open("a") as pins:
         pins.write("# a deliberate upgrade\n")
-    again = build(site)
+    again = build(tiny_site)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "executed 1 out of 1" in again.stdout
     assert "Executing notebook" in again.stdout
@@ -151,34 +146,34 @@ assert y.requires_grad is ANSWER
 """
 
 
-def test_expected_error_that_stops_raising_fails(site: Path) -> None:
-    example = site / "gallery" / "01_example.py"
+def test_expected_error_that_stops_raising_fails(tiny_site: Path) -> None:
+    example = tiny_site / "gallery" / "01_example.py"
     code = (
         "\nfrom autograd_notes import expect_error\n"
         "with expect_error(RuntimeError, 'does not require grad'):\n"
         "    y.sum().backward()  # y requires grad: nothing is raised\n"
     )
     example.write_text(GOOD_EXAMPLE + code)
-    assert_fails(build(site), "expected RuntimeError, but nothing was raised")
+    assert_fails(build(tiny_site), "expected RuntimeError, but nothing was raised")
 
 
-def test_false_hidden_check_fails(site: Path) -> None:
-    example = site / "gallery" / "01_example.py"
+def test_false_hidden_check_fails(tiny_site: Path) -> None:
+    example = tiny_site / "gallery" / "01_example.py"
     hidden = (
         "\n# sphinx_gallery_start_ignore\n"
         "assert y.is_leaf, 'hidden claim is false'\n"
         "# sphinx_gallery_end_ignore\n"
     )
     example.write_text(GOOD_EXAMPLE + hidden)
-    assert_fails(build(site), "hidden claim is false")
+    assert_fails(build(tiny_site), "hidden claim is false")
 
 
-def test_solution_is_collapsed_and_a_wrong_one_fails(site: Path) -> None:
-    example = site / "gallery" / "01_example.py"
+def test_solution_is_collapsed_and_a_wrong_one_fails(tiny_site: Path) -> None:
+    example = tiny_site / "gallery" / "01_example.py"
     example.write_text(GOOD_EXAMPLE + EXERCISE.replace("ANSWER", "True"))
-    result = build(site)
+    result = build(tiny_site)
     assert result.returncode == 0, result.stdout + result.stderr
-    html = (site / "docs/_build/html/tutorials/01_example.html").read_text()
+    html = (tiny_site / "docs/_build/html/tutorials/01_example.html").read_text()
     details = html[html.index('<details class="solution">') :]
     details = details[: details.index("</details>")]
     assert "<summary>Solution</summary>" in details
@@ -188,31 +183,31 @@ def test_solution_is_collapsed_and_a_wrong_one_fails(site: Path) -> None:
     assert "ANSWER" not in details  # its hidden check is not shown
 
     example.write_text(GOOD_EXAMPLE + EXERCISE.replace("ANSWER", "False"))
-    assert_fails(build(site), "AssertionError")
+    assert_fails(build(tiny_site), "AssertionError")
 
 
-def test_edit_link_points_at_the_gallery_script(site: Path) -> None:
-    result = build(site)
+def test_edit_link_points_at_the_gallery_script(tiny_site: Path) -> None:
+    result = build(tiny_site)
     assert result.returncode == 0, result.stdout + result.stderr
-    html = (site / "docs/_build/html/tutorials/01_example.html").read_text()
+    html = (tiny_site / "docs/_build/html/tutorials/01_example.html").read_text()
     assert "/edit/main/gallery/01_example.py" in html
     assert "docs/tutorials/01_example" not in html
 
 
-def test_only_a_build_whose_pdfs_are_printed_links_them(site: Path) -> None:
+def test_only_a_build_whose_pdfs_are_printed_links_them(tiny_site: Path) -> None:
     # `nox -s docs` prints no PDF, so its pages link none: no dead link.
-    page = site / "docs" / "page.md"
+    page = tiny_site / "docs" / "page.md"
     page.write_text(
         GOOD_PAGE.replace("# A page\n", "# A page\n\n{sitepdf}`PDF <en>`\n")
     )
-    result = build(site)
+    result = build(tiny_site)
     assert result.returncode == 0, result.stdout + result.stderr
-    for html in (site / "docs/_build/html").rglob("*.html"):
+    for html in (tiny_site / "docs/_build/html").rglob("*.html"):
         text = html.read_text()
         assert "_static/pdf/" not in text, html.name
         assert "download-pdf-button" not in text, html.name  # nor a print entry
     # `nox -s pdf` and `nox -s browser` build with -D site_pdf=1, then print.
-    result = build(site, "en", "-D", "site_pdf=1")  # the same doctrees: re-read
+    result = build(tiny_site, "en", "-D", "site_pdf=1")  # the same doctrees: re-read
     assert result.returncode == 0, result.stdout + result.stderr
-    html = (site / "docs/_build/html/page.html").read_text()
+    html = (tiny_site / "docs/_build/html/page.html").read_text()
     assert html.count("_static/pdf/autograd-notes-en.pdf") == 2  # menu, role
