@@ -7,7 +7,9 @@
    ``-D language=zh_CN``. It reuses what the English build executed, so
    nothing runs twice. It starts as soon as the English build has read (and
    so executed) every page, while English writes its pages; its log is
-   printed after the English one, so the two do not interleave.
+   printed after the English one, so the two do not interleave. (Every
+   edition of pyproject.toml's table after the first is built so, one after
+   another: ``siteconfig.EDITIONS``.)
 
 Both are strict (``-W --keep-going``) and read on every core (``-j auto``).
 When no input changed since the last successful build (the sources, the
@@ -40,9 +42,9 @@ EDITIONS = {lang: BUILD / "html" / e.folder for lang, e in siteconfig.EDITIONS.i
 # Written inside docs/ by the build itself: not inputs.
 GENERATED = {"_build", "tutorials", "generated", "jupyter_execute", "__pycache__"}
 STAMP = BUILD / ".site-fingerprint"
-# myst-nb writes executed notebooks next to the output folder: zh_CN's would land
-# inside the English site (unlinked, random cell ids), so they wait out here.
-ZH_EXECUTED = (BUILD / "jupyter_execute_zh_CN", EDITIONS["en"] / "jupyter_execute")
+# The first edition is the language the sources are written in; the others
+# translate them (pyproject.toml's table of editions).
+SOURCE, *TRANSLATED = EDITIONS
 # Read after the build, by docs/pdf.py: not inputs of the HTML.
 AFTERWARDS = {Path("docs/pdf.py"), Path("docs/pdf.css")}
 
@@ -97,7 +99,7 @@ def wait_until_read(build: subprocess.Popen[str], since: int) -> None:
     Sphinx pickles the environment after reading every page and before
     writing any, so from then on the executed outputs are complete.
     """
-    pickle = EDITIONS["en"] / ".doctrees" / "environment.pickle"
+    pickle = EDITIONS[SOURCE] / ".doctrees" / "environment.pickle"
     while build.poll() is None:
         if pickle.exists() and pickle.stat().st_mtime_ns >= since:
             return
@@ -119,6 +121,29 @@ def main(options: list[str]) -> int:
         return build(options)
 
 
+def translate(language: str, options: list[str], source: subprocess.Popen[str]) -> int:
+    """Build the edition ``language`` while ``source`` writes its pages; print
+    its log after the source edition's, so the two do not interleave.
+
+    myst-nb writes executed notebooks next to the output folder: this
+    edition's would land inside the source edition's site (unlinked, random
+    cell ids), so between builds they wait out in ``_build``.
+    """
+    stash = BUILD / f"jupyter_execute_{language}"
+    executed = EDITIONS[language].parent / "jupyter_execute"
+    with tempfile.TemporaryFile("w+") as log:
+        print(f"docs: every page read; the {language} build starts now", flush=True)
+        move(stash, executed)
+        edition = sphinx(language, options, stdout=log, stderr=subprocess.STDOUT)
+        if source.wait():
+            edition.kill()
+        failed = edition.wait() or source.returncode
+        move(executed, stash)
+        log.seek(0)
+        print(heading(language) + "\n" + log.read(), end="", flush=True)
+    return failed
+
+
 def build(options: list[str]) -> int:
     current = fingerprint(ROOT, inputs(), toolchain(), *options)
     built = all((out / "index.html").exists() for out in EDITIONS.values())
@@ -127,21 +152,13 @@ def build(options: list[str]) -> int:
         return 0
     STAMP.unlink(missing_ok=True)
     since = time.time_ns()
-    print(heading("en"), flush=True)
-    english = sphinx("en", options)
-    wait_until_read(english, since)
-    if english.poll():  # failed before it finished reading
+    print(heading(SOURCE), flush=True)
+    source = sphinx(SOURCE, options)
+    wait_until_read(source, since)
+    if source.poll():  # failed before it finished reading
         return 1
-    with tempfile.TemporaryFile("w+") as log:
-        print("docs: every page read; the zh_CN build starts now", flush=True)
-        move(*ZH_EXECUTED)
-        chinese = sphinx("zh_CN", options, stdout=log, stderr=subprocess.STDOUT)
-        if english.wait():
-            chinese.kill()
-        failed = chinese.wait() or english.returncode
-        move(*reversed(ZH_EXECUTED))
-        log.seek(0)
-        print(heading("zh_CN") + "\n" + log.read(), end="", flush=True)
+    # One at a time: each writes its executed notebooks where the next would.
+    failed = [lang for lang in TRANSLATED if translate(lang, options, source)]
     if failed:
         return 1
     STAMP.write_text(current)

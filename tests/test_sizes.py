@@ -32,8 +32,9 @@ MODULE_LIMIT = 600
 # The site machinery's code lines on 2026-12-02 (3,020), and what 2026-12-03
 # added: docs/_ext/quietbuild.py's imports and setup (5), which took conf.py's
 # one side effect at import, and docs/_ext/siteconfig.py (15), the one reader
-# of pyproject.toml's table of editions that five copies of it became.
-SITE_CEILING = 3_040
+# of pyproject.toml's table of editions that five copies of it became, and
+# docs/build.py's loop over that table's editions (5).
+SITE_CEILING = 3_045
 
 _NOT_CODE = {
     tokenize.COMMENT,
