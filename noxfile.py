@@ -16,12 +16,13 @@ import nox
 PYTHON = "3.11"
 ROOT = Path(__file__).parent
 # The oldest torch the package supports and the newest installable here.
-TORCH_RANGE = nox.project.load_toml("pyproject.toml")["tool"]["autograd-notes"][
-    "verified-torch"
-]
+SETTINGS = nox.project.load_toml("pyproject.toml")["tool"]["autograd-notes"]
+TORCH_RANGE = SETTINGS["verified-torch"]
+# The editions that translate the sources (all but the first of the table).
+TRANSLATED = list(SETTINGS["editions"])[1:]
 CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 SPHINX_ARGS = ("-W", "--keep-going", "-b", "html", "docs", "docs/_build/html")
-LOCALE = ("-d", "docs/locale", "-l", "zh_CN", "-w", "76")
+LOCALE = ("-d", "docs/locale", "-l", ",".join(TRANSLATED), "-w", "76")
 # A build whose PDFs are printed links them (docs/_ext/sitepdf.py).
 PRINTED = ("-D", "site_pdf=1")
 

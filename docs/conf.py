@@ -234,15 +234,18 @@ html_theme_options = {
 # Raw HTML, so not in the pages' catalogs: their Chinese is in site.po.
 FOOTER = "Every output on this site was produced by torch {} while the site was built."
 # "Suggest edit" (the theme renders this): a tutorial's script in gallery/; on a
-# zh page, its catalog. The theme wants "file_name" in the template.
+# translated page, its catalog. The theme wants "file_name" in the template.
 EDIT = f"{REPOSITORY}/edit/main/"
-EDIT_PAGE = {
-    "en": EDIT + "{% if pagename == 'tutorials/index' %}gallery/GALLERY_HEADER.rst"
+EDIT_SOURCE = (
+    EDIT + "{% if pagename == 'tutorials/index' %}gallery/GALLERY_HEADER.rst"
     "{% elif pagename.startswith('tutorials/') %}gallery/{{ pagename[10:] }}.py"
-    "{% else %}docs/{{ file_name }}{% endif %}",
-    "zh_CN": EDIT + "docs/locale/zh_CN/LC_MESSAGES/{{ pagename }}.po{# file_name #}",
-}
-html_context = {"default_mode": "auto", "edit_page_url_template": EDIT_PAGE["en"]}
+    "{% else %}docs/{{ file_name }}{% endif %}"
+)
+# "{}": the edition's language (str.format); the doubled braces are Jinja's.
+EDIT_CATALOG = (
+    EDIT + "docs/locale/{}/LC_MESSAGES/{{{{ pagename }}}}.po{{# file_name #}}"
+)
+html_context = {"default_mode": "auto", "edit_page_url_template": EDIT_SOURCE}
 # The 404 page: raw HTML, its links absolute (the hosting layout: the path of
 # html_baseurl, then the edition's folder).
 NOT_FOUND = (
@@ -262,7 +265,9 @@ def per_edition(app: Sphinx, config: Config) -> None:
     config.html_theme_options["extra_footer"] = f"<p>{footer}</p>"
     # sphinx-book-theme's own catalog has no Chinese for its search box.
     config.html_theme_options["search_bar_text"] = str(words("Search..."))
-    config.html_context["edit_page_url_template"] = EDIT_PAGE[lang]
+    source = lang == next(iter(siteconfig.EDITIONS))
+    edit = EDIT_SOURCE if source else EDIT_CATALOG.format(lang)
+    config.html_context["edit_page_url_template"] = edit
     if not os.environ.get("READTHEDOCS"):  # there, the library reads the address
         from siteconfig import EDITIONS
 
