@@ -181,7 +181,9 @@ def math_problems(page: Page, visit: Visit) -> list[str]:
     page.evaluate("() => MathJax.startup.promise")
     problems = [f"math left as TeX: {tex}" for tex in page.evaluate(UNRENDERED_JS)]
     loaded_before = visit.problems()
-    page.wait_for_load_state("networkidle")  # the fonts MathJax asked for
+    # The fonts MathJax asked for, loaded or failed (a promise, not "network
+    # idle", which a busy machine or a long page may not reach in time).
+    page.evaluate("() => document.fonts.ready.then(() => true)")
     problems += [p for p in visit.problems() if p not in loaded_before]
     if not page.locator("mjx-container").count():
         problems.append("MathJax rendered nothing")

@@ -159,7 +159,7 @@ def build(options: list[str]) -> int:
         return 1
     # One at a time: each writes its executed notebooks where the next would.
     failed = [lang for lang in TRANSLATED if translate(lang, options, source)]
-    if failed:
+    if failed or source.wait():  # (a site of one edition waits here)
         return 1
     STAMP.write_text(current)
     return 0
