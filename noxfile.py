@@ -23,7 +23,7 @@ TRANSLATED = list(SETTINGS["editions"])[1:]
 CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 SPHINX_ARGS = ("-W", "--keep-going", "-b", "html", "docs", "docs/_build/html")
 LOCALE = ("-d", "docs/locale", "-l", ",".join(TRANSLATED), "-w", "76")
-# A build whose PDFs are printed links them (docs/_ext/sitepdf.py).
+# A build whose PDFs are printed links them (docs/_ext/autograd_site/sitepdf.py).
 PRINTED = ("-D", "site_pdf=1")
 
 nox.options.reuse_existing_virtualenvs = True

@@ -12,7 +12,7 @@
 * each tutorial card shows its number, and no two tutorials' cards on a page
   share a thumbnail (hashes of the image files; a mini-gallery may show one
   tutorial's card twice); every card is the tutorial's number drawn
-  (docs/_ext/tutorialcards.py), the same in both editions: its title is text.
+  (autograd_site/tutorialcards.py), the same in both editions: its title is text.
 
 The pictures are measured by ``views.pictures`` on the one load of each page
 and width that ``test_layout.py`` shares (``views.PageViews``): a phone
@@ -28,7 +28,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 import webcheck
-from cjk import han
+from autograd_site.cjk import han
 from PIL import Image
 from playwright.sync_api import BrowserContext
 from views import WIDTHS, PageViews

@@ -1,4 +1,4 @@
-"""The launch bar (docs/_ext/launchbar.py) as a reader meets it.
+"""The launch bar (docs/_ext/autograd_site/launchbar.py) as a reader meets it.
 
 On every page of both editions that has one: the bar sits right under the
 title, in the first screenful, at desktop width and at 390 px (where it wraps

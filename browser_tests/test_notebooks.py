@@ -6,7 +6,7 @@ of its own), stopped at the end. The notebooks are made here from the
 package under test: a cell that ends in ``to_html(...)``, executed and saved
 with its outputs, once untrusted and once trusted (``jupyter trust``); and
 tutorial 10's notebook, converted from ``gallery/10_...py`` the way
-``docs/_ext/downloads.py`` does it (without the install cell) and executed.
+``autograd_site/downloads.py`` does it (without the install cell) and executed.
 
 * Untrusted (a saved notebook reopened, or shared), the output is sanitised:
   what shows is the text tree (``format_graph``'s) and the line that says how

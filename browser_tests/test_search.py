@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 import webcheck
+from autograd_site.cjk import han
 from bs4 import BeautifulSoup
-from cjk import han
 from playwright.sync_api import BrowserContext
 
 TERMS = ["retain_graph", "leaf", "detach"]

@@ -27,7 +27,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import webcheck
-from cjk import HAN, WIDE_CHARACTER, han
+from autograd_site.cjk import HAN, WIDE_CHARACTER, han
 
 EDITION = "zh_CN"
 

@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
-import siteconfig
-from cjk import HAN, HAN_CHARACTER
+from autograd_site import siteconfig
+from autograd_site.cjk import HAN, HAN_CHARACTER
 
 if TYPE_CHECKING:
     from playwright.sync_api import (
@@ -87,7 +87,7 @@ INSTALL_CHROMIUM = (
 
 # -- the site ----------------------------------------------------------------------
 
-# pyproject.toml's table of editions, as the build reads it (docs/_ext/siteconfig.py).
+# pyproject.toml's table of editions, as the build reads it (autograd_site.siteconfig).
 EDITIONS = {lang: edition.folder for lang, edition in siteconfig.EDITIONS.items()}
 """Edition -> the folder of the site it is served from ("": the root). Each
 edition has the same pages at the same paths below its folder."""
@@ -865,7 +865,7 @@ def switcher_problems(
 
 # -- the prose of a translated edition ---------------------------------------------
 
-# A Han character, as the build defines it (docs/_ext/cjk.py), for a JS RegExp.
+# A Han character, as the build defines it (autograd_site/cjk.py), for a JS RegExp.
 HAN_CLASS = f"[{HAN}]"
 # Several words of Latin letters in a row: English prose, not a name or an API.
 ENGLISH_WORDS = (

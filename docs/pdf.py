@@ -59,9 +59,9 @@ from pypdf.generic import Fit, NameObject, TextStringObject
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
-import siteconfig  # noqa: E402
-from freshness import fingerprint, unchanged  # noqa: E402
-from sitepdf import PROJECT, pdf_path  # noqa: E402
+from autograd_site import siteconfig  # noqa: E402
+from autograd_site.freshness import fingerprint, unchanged  # noqa: E402
+from autograd_site.sitepdf import PROJECT, pdf_path  # noqa: E402
 
 BUILD = ROOT / "docs" / "_build"
 EDITIONS = {lang: BUILD / "html" / e.folder for lang, e in siteconfig.EDITIONS.items()}

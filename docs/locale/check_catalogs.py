@@ -23,9 +23,9 @@ from babel.messages.pofile import read_po, write_po
 from docutils.utils import punctuation_chars
 
 HERE = Path(__file__).resolve().parent
-# What counts as Chinese text is defined once, in the site's docs/_ext/cjk.py.
+# What counts as Chinese text is defined once, in the site's autograd_site/cjk.py.
 sys.path.insert(0, str(HERE.parent / "_ext"))
-from cjk import HAN, HAN_CHARACTER, PUNCTUATION_CHARACTER, WIDE_CHARACTER  # noqa: E402
+from autograd_site.cjk import HAN, HAN_CHARACTER, PUNCTUATION_CHARACTER, WIDE_CHARACTER  # noqa: E402
 
 CATALOGS = HERE / "zh_CN" / "LC_MESSAGES"
 TERMS = HERE / "zh_CN" / "terms.csv"

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import siteconfig
+from autograd_site import siteconfig
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -85,7 +85,11 @@ def make_site(root: Path) -> Path:
         conf.write("\nrediraffe_redirects = {}\n")
     # inventories/: PyTorch's, which conf.py requires (intersphinx, offline).
     for folder in ("_ext", "_static", "_templates", "inventories"):
-        shutil.copytree(ROOT / "docs" / folder, docs / folder)
+        shutil.copytree(
+            ROOT / "docs" / folder,
+            docs / folder,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
     # The zh_CN edition reads its term list (search words); its catalogs are
     # the site's own, made by the tests that need them.
     terms = docs / "locale" / "zh_CN" / "terms.csv"

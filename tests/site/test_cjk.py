@@ -1,4 +1,4 @@
-"""docs/_ext/cjk.py: one definition of Chinese text, and no other left in the code.
+"""autograd_site/cjk.py: one definition of Chinese text, and no other left in the code.
 
 The classes are checked against Unicode's own data (``unicodedata``), not
 against a copy of their ranges; and a scan of the site, the catalog checker and
@@ -12,7 +12,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from cjk import (
+from autograd_site.cjk import (
     BREAKABLE,
     CLOSING,
     HAN,

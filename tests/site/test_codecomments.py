@@ -1,4 +1,4 @@
-"""Comments in code are translated like prose (``docs/_ext/codecomments.py``).
+"""Comments in code are translated like prose (``autograd_site/codecomments.py``).
 
 * Comments are found by the tokenizer (a ``#`` in a string is no comment),
   one message per comment, a run of full-line comments one message; pragmas
@@ -32,8 +32,8 @@ from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 import sitebuild  # noqa: E402
-from cjk import BREAKABLE, width  # noqa: E402
-from codecomments import (  # noqa: E402
+from autograd_site.cjk import BREAKABLE, width  # noqa: E402
+from autograd_site.codecomments import (  # noqa: E402
     PRAGMAS,
     CommentError,
     code_comment,
@@ -48,6 +48,12 @@ from codecomments import (  # noqa: E402
 
 HAN = re.compile(f"[{BREAKABLE}]")
 ENGLISH_WORD = re.compile(r"[A-Za-z]{2,}(?:['-][A-Za-z]+)*")
+# conf.py's last lines for a site built with every feature but this one.
+WITHOUT_CODECOMMENTS = """
+from autograd_site import FEATURES
+extensions.remove("autograd_site")
+extensions += [f"autograd_site.{name}" for name in FEATURES if name != "codecomments"]
+"""
 
 
 def is_english(comment: str) -> bool:
@@ -547,7 +553,7 @@ def test_comments_are_translated_and_checked_in_the_zh_edition(
     # (c) The English edition is the same with the extension as without it.
     conf = site / "docs" / "conf.py"
     with_extension = conf.read_text()
-    conf.write_text(with_extension + '\nextensions.remove("codecomments")\n')
+    conf.write_text(with_extension + WITHOUT_CODECOMMENTS)
     sitebuild.assert_passes(sitebuild.build(site))
     without = {name: article(html(site, "en", name)) for name in pages}
     conf.write_text(with_extension)

@@ -66,11 +66,11 @@ from sphinx_gallery.py_source_parser import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-import siteconfig  # noqa: E402
-from cjk import han  # noqa: E402
-from codecomments import without_comments  # noqa: E402
-from downloads import TEXT, markup_left  # noqa: E402
-from sitewheel import build_wheel, on_read_the_docs, wheel_name  # noqa: E402
+from autograd_site import siteconfig  # noqa: E402
+from autograd_site.cjk import han  # noqa: E402
+from autograd_site.codecomments import without_comments  # noqa: E402
+from autograd_site.downloads import TEXT, markup_left  # noqa: E402
+from autograd_site.sitewheel import build_wheel, on_read_the_docs, wheel_name  # noqa: E402
 
 import autograd_notes  # noqa: E402
 

@@ -1,8 +1,11 @@
-"""docs/_ext: one feature per module, and each module's docstring names its jobs.
+"""docs/_ext/autograd_site: one feature per module, and each module's docstring
+names its jobs.
 
-* Every module in ``docs/_ext`` is an extension ``docs/conf.py`` loads (in
-  ``extensions``, or set up by one that is), or a library that one of those
-  imports; a module has a ``setup`` exactly when it is loaded as an extension.
+* ``docs/conf.py`` names the package in ``extensions`` and imports nothing of
+  ours; the package's ``setup`` sets up each of its ``FEATURES``.
+* Every module of the package is a feature (in ``FEATURES``, or set up by one
+  that is), or a library that one of those imports; a module has a ``setup``
+  exactly when it is loaded as an extension.
 * Every module has a docstring, and it names every job the module does:
   everything its ``setup`` registers (an event handler and its event, a
   transform, a node, a directive, a role, a config value, a static file,
@@ -24,10 +27,15 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-EXT = ROOT / "docs" / "_ext"
+EXT = ROOT / "docs" / "_ext" / "autograd_site"
 CONF = ROOT / "docs" / "conf.py"
+PACKAGE = "autograd_site"
 
-MODULES = sorted(path.stem for path in EXT.glob("*.py"))
+MODULES = sorted(path.stem for path in EXT.glob("*.py") if path.stem != "__init__")
+
+
+def feature(name: str) -> types.ModuleType:
+    return importlib.import_module(f"{PACKAGE}.{name}")
 
 
 class Recorder:
@@ -108,7 +116,7 @@ def _conf_tree() -> ast.Module:
 
 
 def listed_extensions() -> list[str]:
-    """The names in ``conf.py``'s ``extensions`` list."""
+    """The names in ``conf.py``'s ``extensions`` list (libraries', and ours)."""
     for node in ast.walk(_conf_tree()):
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "extensions" for t in node.targets
@@ -119,42 +127,62 @@ def listed_extensions() -> list[str]:
 
 
 def used_by_conf() -> dict[str, set[str]]:
-    """Module -> the names ``conf.py`` uses from it: ``from m import x`` and
-    ``"m.x"`` strings (sphinx-gallery's scrapers and reset hooks)."""
+    """Module -> the names ``conf.py`` uses from it: ``"autograd_site.m.x"``
+    strings (sphinx-gallery's scrapers and reset hooks)."""
     used: dict[str, set[str]] = {}
     for node in ast.walk(_conf_tree()):
-        if isinstance(node, ast.ImportFrom) and node.module in MODULES:
-            used.setdefault(node.module, set()).update(a.name for a in node.names)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            match = re.fullmatch(r"(\w+)\.(\w+)", node.value)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            match = re.fullmatch(rf"{PACKAGE}\.(\w+)\.(\w+)", node.value)
             if match and match.group(1) in MODULES:
                 used.setdefault(match.group(1), set()).add(match.group(2))
     return used
 
 
 def local_imports(name: str) -> set[str]:
-    """The modules of docs/_ext that module ``name`` imports, anywhere in it."""
+    """The modules of the package that module ``name`` imports, anywhere in it."""
     tree = ast.parse((EXT / f"{name}.py").read_text(encoding="utf-8"))
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
+            found.add(node.module.removeprefix(f"{PACKAGE}."))
     return found & set(MODULES)
 
 
 def loaded_as_extensions() -> set[str]:
-    """conf.py's local extensions, and those their setup sets up."""
-    loaded = {name for name in listed_extensions() if name in MODULES}
-    for name in sorted(loaded):
-        module = importlib.import_module(name)
-        loaded |= {
+    """The package's features, and what their setup sets up of the package."""
+    loaded: set[str] = set()
+    todo = [f"{PACKAGE}.{name}" for name in importlib.import_module(PACKAGE).FEATURES]
+    while todo:
+        name = todo.pop().removeprefix(f"{PACKAGE}.")
+        loaded.add(name)
+        todo += [
             args[0]
-            for method, args in _calls(module)
-            if method == "setup_extension" and args[0] in MODULES
-        }
+            for method, args in _calls(feature(name))
+            if method == "setup_extension"
+            and args[0].startswith(f"{PACKAGE}.")
+            and args[0].removeprefix(f"{PACKAGE}.") not in loaded
+        ]
     return loaded
+
+
+def test_conf_loads_the_package_and_imports_nothing_of_ours() -> None:
+    """conf.py is settings: its only imports are the standard library's, and
+    our one name in ``extensions`` is the package's."""
+    imported = set()
+    for node in ast.walk(_conf_tree()):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module)
+    assert imported <= {"__future__", "sys", "pathlib"}
+    ours = [name for name in listed_extensions() if name.split(".")[0] == PACKAGE]
+    assert ours == [PACKAGE]
+    package = importlib.import_module(PACKAGE)
+    assert _calls(package) == [
+        ("setup_extension", (f"{PACKAGE}.{name}",)) for name in package.FEATURES
+    ]
 
 
 def test_every_module_is_loaded_by_the_build() -> None:
@@ -169,13 +197,13 @@ def test_every_module_is_loaded_by_the_build() -> None:
 
 @pytest.mark.parametrize("name", MODULES)
 def test_a_module_has_setup_when_it_is_an_extension(name: str) -> None:
-    module = importlib.import_module(name)
+    module = feature(name)
     assert hasattr(module, "setup") == (name in loaded_as_extensions())
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_the_docstring_names_every_job(name: str) -> None:
-    module = importlib.import_module(name)
+    module = feature(name)
     assert (module.__doc__ or "").strip(), f"{name}.py has no docstring"
     assert undocumented(module, used_by_conf().get(name, set())) == []
 

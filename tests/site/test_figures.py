@@ -1,5 +1,5 @@
 """The site translates every graph drawing's description (its alt text) into
-Chinese: docs/_ext/figures.py, on random graphs drawn by draw_graph."""
+Chinese: docs/_ext/autograd_site/figures.py, on random graphs drawn by draw_graph."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 
 import matplotlib
 import torch
-from figures import describe_in
+from autograd_site.figures import describe_in
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

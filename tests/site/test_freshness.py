@@ -1,4 +1,4 @@
-"""docs/_ext/freshness.py: a change to what the pages execute re-executes them.
+"""autograd_site/freshness.py: a change to what the pages execute re-executes them.
 
 sphinx-gallery and myst-nb re-run a page only when its own source changes;
 ``freshness.invalidate`` removes their outputs when the package changes. The
@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-import freshness  # noqa: E402
+from autograd_site import freshness  # noqa: E402
 
 
 def site(tmp_path: Path) -> tuple[SimpleNamespace, SimpleNamespace, Path]:

@@ -43,7 +43,7 @@ from bs4 import BeautifulSoup
 import autograd_notes
 
 ROOT = Path(__file__).resolve().parents[2]
-import downloads  # noqa: E402
+from autograd_site import downloads  # noqa: E402
 
 SITE = ROOT / "docs" / "_build" / "html"
 EDITIONS = {"en": SITE, "zh_CN": SITE / "zh_CN"}
@@ -423,8 +423,8 @@ def test_inline_code_is_left_alone(code: str):
 def test_zh_page_notebooks_are_translated(built_site: Path):
     """Each zh_CN page notebook: the English one's cells, text in Chinese, the
     same code apart from its (translated) comments."""
-    from cjk import han
-    from codecomments import without_comments
+    from autograd_site.cjk import han
+    from autograd_site.codecomments import without_comments
 
     pages = [d for d in executed_docnames() if not d.startswith("tutorials/")]
     assert pages

@@ -1,11 +1,11 @@
-"""docs/_ext/parallelread.py deals the executed pages out over the read chunks."""
+"""autograd_site/parallelread.py deals the executed pages out over the read chunks."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from parallelread import deal, executes
+from autograd_site.parallelread import deal, executes
 from sphinx.util.parallel import make_chunks
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

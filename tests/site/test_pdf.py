@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from autograd_site.cjk import han
 from babel.messages.pofile import read_po
-from cjk import han
 from pypdf import PdfReader
 from pypdf.generic import ContentStream, DictionaryObject, IndirectObject
 

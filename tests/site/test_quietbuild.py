@@ -3,7 +3,7 @@
 The build is strict, so a Sphinx warning fails it. Anything else that reads
 as a warning in a build that passed (a kernel's log line, a library's
 ``...Warning:``) or a configuration dump (``MdParserConfig(...)``) is noise
-that hides the lines that matter; ``docs/_ext/quietbuild.py`` switches each
+that hides the lines that matter; ``autograd_site/quietbuild.py`` switches each
 source off where it starts.
 
 (slow) A throw-away site (``tests/sitebuild.py``: the project's conf and

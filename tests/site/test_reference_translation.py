@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 import sitebuild
+from autograd_site.cjk import HAN_CHARACTER, han
 from bs4 import BeautifulSoup, Tag
-from cjk import HAN_CHARACTER, han
 
 pytestmark = pytest.mark.slow
 

@@ -30,9 +30,9 @@ CATALOGS = LOCALE / "zh_CN" / "LC_MESSAGES"
 
 # The minimal site of test_strict_build.py, and downloads.py as conf.py
 # loads it (docs/_ext is on pytest's pythonpath).
-import downloads  # noqa: E402
 import sitebuild  # noqa: E402
-from cjk import WIDE, han, width  # noqa: E402
+from autograd_site import downloads  # noqa: E402
+from autograd_site.cjk import WIDE, han, width  # noqa: E402
 
 
 def _load(path: Path) -> ModuleType:
@@ -732,7 +732,7 @@ def test_theme_strings_are_ours_in_a_clean_build(tmp_path: Path) -> None:
         assert str(translation.string) in page, english
         assert f">{english}<" not in page, english
     # The theme's "Print to PDF" entry (列印成 PDF in its own zh_CN, Taiwan's
-    # usage) is replaced by the edition's whole-site PDF (docs/_ext/sitepdf.py).
+    # usage) is replaced by the edition's whole-site PDF (autograd_site/sitepdf.py).
     assert "Print to PDF" not in page
     assert "列印成 PDF" not in page
     assert "_static/pdf/autograd-notes-zh_CN.pdf" in page

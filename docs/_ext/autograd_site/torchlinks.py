@@ -189,7 +189,7 @@ def picklable_config(app: Sphinx, *args: Any) -> None:
     this leaves codeautolink its functions and the config the names, which
     pickle with the environment.
     """
-    app.config.codeautolink_custom_blocks = {"pycon": "torchlinks.pycon"}
+    app.config.codeautolink_custom_blocks = {"pycon": "autograd_site.torchlinks.pycon"}
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

@@ -37,8 +37,8 @@ def launch_links(
     app: Sphinx, pagename: str, body: str, pathto: Any
 ) -> dict[str, str] | None:
     """The bar's links for a page, or None if the page runs no code."""
-    from downloads import executed_pages
-    from editions import source_in_repository
+    from .downloads import executed_pages
+    from .editions import source_in_repository
 
     options = app.config.html_theme_options
     repository = options["repository_url"].rstrip("/")

@@ -34,11 +34,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from cjk import HAN
-from siteconfig import EDITIONS
 from sphinx.application import Sphinx
 
-GALLERY = Path(__file__).resolve().parents[2] / "gallery"
+from .cjk import HAN
+from .siteconfig import EDITIONS
+
+GALLERY = Path(__file__).resolve().parents[3] / "gallery"
 ISSUE_BODY = {
     "en": "Page: {}\n\nWhat is wrong or unclear:\n",
     "zh_CN": "页面：{}\n\n问题：\n",

@@ -35,12 +35,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from cjk import BREAKABLE, CLOSING, OPENING, width
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
+
+from .cjk import BREAKABLE, CLOSING, OPENING, width
 
 logger = logging.getLogger(__name__)
 

@@ -67,7 +67,7 @@ def invalidate(app: Sphinx, config: Config) -> None:
     root, cache = srcdir.parent, Path(config.nb_execution_cache_path)
     package = sorted((root / "src" / "autograd_notes").rglob("*[!c]"))  # not .pyc
     executed = [*package, root / "constraints.txt", srcdir / "conf.py"]
-    shaping = sorted((srcdir / "_ext").glob("*.py"))
+    shaping = sorted((srcdir / "_ext").rglob("*.py"))
     shaping += sorted((srcdir / "_templates").glob("*.html"))
     for folder in config.locale_dirs:
         for domain in ("sphinx", "booktheme", "site"):

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import tomllib
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TABLE = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
 SETTINGS = TABLE["tool"]["autograd-notes"]
 

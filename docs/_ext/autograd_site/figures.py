@@ -41,10 +41,10 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
-HERE = Path(__file__).resolve().parent
+EXT = Path(__file__).resolve().parents[1]  # the folder that holds autograd_site
 KERNEL_ARGS = [
-    f"--IPKernelApp.exec_lines=import sys; sys.path.insert(0, {str(HERE)!r}); "
-    "import figures; figures.kernel_setup()"
+    f"--IPKernelApp.exec_lines=import sys; sys.path.insert(0, {str(EXT)!r}); "
+    "from autograd_site import figures; figures.kernel_setup()"
 ]
 
 DESCRIPTION = re.compile(r"^(Backward graph: \d+ arrows|No backward graph: )")

@@ -25,11 +25,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from catalogs import messages, plain, unmarked
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
+
+from .catalogs import messages, plain, unmarked
 
 logger = logging.getLogger(__name__)
 

@@ -61,7 +61,7 @@ def scan_html(app: Sphinx, exception: Exception | None) -> None:
     """
     if exception is not None or app.builder.format != "html":
         return
-    from siteconfig import EDITIONS
+    from .siteconfig import EDITIONS
 
     home = {str(Path(app.srcdir).resolve().parent), sys.prefix, sys.base_prefix}
     home |= {str(Path.home()), tempfile.gettempdir() + os.sep}

@@ -43,16 +43,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catalogs import messages
-from cjk import CLOSING, OPENING, width
-from codecomments import CommentError, translate_comments, wrap
-from exercises import HIDDEN, collapse_in_notebook
-from parallelread import executes
-from siteconfig import EDITIONS
-from sitewheel import requirement
 from sphinx.application import Sphinx
 from sphinx.locale import get_translation
 from sphinx.util import logging
+
+from .catalogs import messages
+from .cjk import CLOSING, OPENING, width
+from .codecomments import CommentError, translate_comments, wrap
+from .exercises import HIDDEN, collapse_in_notebook
+from .parallelread import executes
+from .siteconfig import EDITIONS
+from .sitewheel import requirement
 
 logger = logging.getLogger(__name__)
 
@@ -511,6 +512,6 @@ def rezip(archive: Path, files: dict[str, bytes]) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.setup_extension("sitewheel")
+    app.setup_extension("autograd_site.sitewheel")
     app.connect("build-finished", write_downloads)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

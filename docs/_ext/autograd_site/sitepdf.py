@@ -21,10 +21,11 @@ import re
 from typing import Any
 
 from docutils import nodes
-from siteconfig import EDITIONS
 from sphinx.application import Sphinx
 from sphinx.locale import get_translation
 from sphinx.util.docutils import SphinxRole
+
+from .siteconfig import EDITIONS
 
 PROJECT = "autograd-notes"
 LABEL = "download-pdf-button"

@@ -22,10 +22,11 @@ import json
 import logging
 import os
 
-from figures import KERNEL_ARGS
 from ipykernel.kernelspec import get_kernel_dict
 from sphinx.application import Sphinx
 from sphinx.config import Config
+
+from .figures import KERNEL_ARGS
 
 # myst-nb merges a cell's stream chunks by stripping each one's end, so a line
 # break that starts a chunk turns into a blank line: what a page shows would
