@@ -2,7 +2,8 @@
 
 "Suggest edit" opens the file the page comes from: a tutorial's script in gallery/,
 a page's source in docs/; on the Chinese edition, the page's catalog (its
-translation), not the English source. "Open issue" names the page in its body."""
+translation), not the English source. "Open issue" names the page in its body,
+in the edition's language (docs/_ext/autograd_site/editions.py, site.po)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,26 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import webcheck
+from babel.messages.pofile import read_po
 from bs4 import BeautifulSoup
 
 REPOSITORY = "https://github.com/autograd-notes/autograd-notes"
 EDIT = f"{REPOSITORY}/edit/main/"
+
+
+ISSUE_BODY = "Page: {}\n\nWhat is wrong or unclear:\n"  # the source edition's
+
+
+def issue_body(edition: str, repo_root: Path) -> str:
+    """The issue's text in ``edition``: English, or its site.po's translation."""
+    po = repo_root / "docs" / "locale" / edition / "LC_MESSAGES" / "site.po"
+    if not po.is_file():
+        return ISSUE_BODY
+    with po.open("rb") as f:
+        message = read_po(f).get(ISSUE_BODY)
+    assert message is not None, f"{po}: no {ISSUE_BODY!r}"
+    assert message.string, f"{po}: {ISSUE_BODY!r} is not translated"
+    return str(message.string)
 
 
 def expected_source(edition: str, page: str) -> str:
@@ -28,6 +45,7 @@ def expected_source(edition: str, page: str) -> str:
 
 
 def test_edit_and_issue_links(edition: str, edition_site: Path, repo_root: Path):
+    before, after = issue_body(edition, repo_root).split("{}")
     checked = 0
     for page in webcheck.discover_pages(edition_site):
         soup = BeautifulSoup((edition_site / page).read_text("utf-8"), "html.parser")
@@ -47,6 +65,8 @@ def test_edit_and_issue_links(edition: str, edition_site: Path, repo_root: Path)
         assert issue is not None, page
         body = parse_qs(urlsplit(str(issue["href"])).query)["body"][0]
         assert page in body, f"{page}: the issue's body does not name it: {body!r}"
+        assert body.startswith(before), (page, body)
+        assert body.endswith(after), (page, body)
         assert "Your issue content here" not in body
         checked += 1
     assert checked >= 38  # 16 tutorials, 22 pages

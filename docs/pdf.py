@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from babel.messages.pofile import read_po
 from bs4 import BeautifulSoup, Tag
 from fontTools.ttLib import TTFont
 from playwright.sync_api import Page, Route, sync_playwright
@@ -70,17 +71,31 @@ STAMP = BUILD / ".pdf-fingerprint"
 # Written into the edition's folder for the printing only (its relative links
 # then resolve), then removed.
 SCRATCH = "_pdf-print.html"
-NOTE = "every output was produced by running the code while the site was built."
-# The title and contents pages' words: raw HTML, like conf.py's footer, so here
-# per edition rather than in the catalogs.
+# The title and contents pages' words: raw HTML, like the site's footer, so
+# not in any page's catalog; a translated edition's are in its site.po.
 TEXT = {
-    "en": {"contents": "Contents", "edition": "English edition"},
-    "zh_CN": {"contents": "目录", "edition": "简体中文版"},
+    "contents": "Contents",
+    "edition": "English edition",  # the name of the edition the PDF prints
+    "note": "The whole site as one document: every output was produced by "
+    "running the code while the site was built.",
 }
-TEXT["en"]["note"] = "The whole site as one document: " + NOTE
-TEXT["zh_CN"]["note"] = (
-    "整个网站合为一份文档：每一个输出都是构建网站时实际运行代码产生的。"
-)
+
+
+@cache
+def text(edition: str) -> dict[str, str]:
+    """``TEXT`` in ``edition``'s language: the source edition's, or its site.po's."""
+    if edition == next(iter(siteconfig.EDITIONS)):
+        return TEXT
+    po = ROOT / "docs" / "locale" / edition / "LC_MESSAGES" / "site.po"
+    with po.open("rb") as f:
+        catalog = read_po(f)
+    found = {key: catalog.get(english) for key, english in TEXT.items()}
+    missing = [TEXT[key] for key, m in found.items() if m is None or not m.string]
+    if missing:
+        raise SystemExit(f"docs/pdf.py: {po} does not translate {missing}")
+    return {key: str(message.string) for key, message in found.items()}
+
+
 FOOTER = (
     '<div style="font-size:8px;width:100%;text-align:center;color:#555;">'
     '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
@@ -219,7 +234,7 @@ def document(docs: list[Doc], edition: str, numbers: dict[str, int]) -> str:
                 continue
             if str(node) not in head:
                 head.append(str(node))
-    text, index = TEXT[edition], docs[0].soup
+    words, index = text(edition), docs[0].soup
     tagline = index.select_one("article.bd-article p")
     footer = index.select_one(".extra_footer")
     contents = "".join(
@@ -235,9 +250,9 @@ def document(docs: list[Doc], edition: str, numbers: dict[str, int]) -> str:
         f"{''.join(head)}<style>{STYLESHEET.read_text(encoding='utf-8')}</style>"
         f"</head><body class='pdf'><section class='pdf-title'><h1>{PROJECT}</h1>"
         f"<p class='pdf-tagline'>{tagline.decode_contents() if tagline else ''}</p>"
-        f"<p class='pdf-edition'>{text['edition']}</p><p>{text['note']}</p>"
+        f"<p class='pdf-edition'>{words['edition']}</p><p>{words['note']}</p>"
         f"{footer.decode_contents() if footer else ''}</section>"
-        f'<nav class="pdf-contents" id="pdf-contents"><h1>{text["contents"]}</h1>'
+        f'<nav class="pdf-contents" id="pdf-contents"><h1>{words["contents"]}</h1>'
         f"<ol>{contents}</ol></nav><main>{assemble(docs)}</main></body></html>"
     )
 
@@ -327,7 +342,7 @@ def finish(pdf: bytes, edition: str, docs: list[Doc]) -> bytes:
             stream = font.get_object()["/ToUnicode"].get_object()
             fixed = BFCHAR.sub(lambda b: PAIR.sub(ideograph, b[0]), stream.get_data())
             stream.set_data(fixed)
-    title = f"{PROJECT} ({TEXT[edition]['edition']})"
+    title = f"{PROJECT} ({text(edition)['edition']})"
     # Replaces Chromium's, dates included: two printings are the same file.
     writer.metadata = {"/Title": title, "/Author": f"{PROJECT} developers"}
     writer.root_object[NameObject("/PageMode")] = NameObject("/UseOutlines")

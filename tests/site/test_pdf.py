@@ -145,7 +145,7 @@ def test_outline_has_every_page_nested_in_order(edition: str):
 
 def test_contents_page_lists_every_page(edition: str):
     contents = squeeze(page_texts(edition)[1])
-    heading = pdf.TEXT[edition]["contents"]
+    heading = pdf.text(edition)["contents"]
     assert contents.startswith(heading) or heading in contents[:40]
     text = squeeze("".join(page_texts(edition)[1:12]))
     for doc in site_pages(edition):

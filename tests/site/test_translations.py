@@ -61,7 +61,7 @@ def test_every_catalog_passes_the_checks() -> None:
 
 # Catalogs of no page: "sphinx" holds the strings of docs/_templates and of
 # pydata-sphinx-theme, "booktheme" those sphinx-book-theme lacks in Chinese,
-# "site" the words of our own code (conf.py, downloads, figure legends).
+# "site" the words of our own code (settings, editions, downloads, figure legends).
 NOT_PAGES = {"sphinx", "booktheme", "site"}
 
 

@@ -35,15 +35,14 @@ from typing import Any
 from urllib.parse import quote
 
 from sphinx.application import Sphinx
+from sphinx.locale import get_translation
 
 from .cjk import HAN
 from .siteconfig import EDITIONS
 
 GALLERY = Path(__file__).resolve().parents[3] / "gallery"
-ISSUE_BODY = {
-    "en": "Page: {}\n\nWhat is wrong or unclear:\n",
-    "zh_CN": "页面：{}\n\n问题：\n",
-}
+# The new issue's text, in the edition's language (site.po).
+ISSUE_BODY = "Page: {}\n\nWhat is wrong or unclear:\n"
 
 
 def source_in_repository(pagename: str) -> str | None:
@@ -86,18 +85,18 @@ def page_links(
         f'\n<link rel="alternate" hreflang="{lang}" href="{url}" />'
         for _, lang, url in context["other_editions"]
     )
-    if here == "zh_CN" and context.get("pageurl"):  # html_baseurl is shared
-        context["pageurl"] = f"{app.config.html_baseurl}zh_CN/{suffix}"
+    folder = EDITIONS[here].folder
+    if folder and context.get("pageurl"):  # html_baseurl is shared
+        context["pageurl"] = f"{app.config.html_baseurl}{folder}{suffix}"
 
 
 def issue_body(
     app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
     title = re.sub(r"<[^>]+>", "", context.get("title") or "")
+    words = get_translation("site")
     body = quote(
-        ISSUE_BODY.get(app.config.language, ISSUE_BODY["en"]).format(
-            f"{title} ({context.get('pageurl') or pagename})"
-        )
+        str(words(ISSUE_BODY)).format(f"{title} ({context.get('pageurl') or pagename})")
     )
     for button in context.get("header_buttons", []):
         for item in [button, *button.get("buttons", [])]:

@@ -10,14 +10,15 @@ configuration is read:
   ``pyproject.toml`` (``html_baseurl`` only when no ``-D html_baseurl=``
   gave one), PyTorch's inventory for the running torch (``intersphinx``
   reads it, offline, before its own ``config-inited`` handler checks it), the
-  pages' substitutions (torch's version, the supported range, the verified
-  versions, the package's version), and matplotlib's font cache, built here
+  pages' substitutions (torch's version, the supported range, the
+  package's version), and matplotlib's font cache, built here
   on a fresh machine, not inside the first executed page, whose stderr it
   would fail;
 * :func:`per_edition` (``config-inited``): the footer, the search box's
-  words, the "Suggest edit" link (a tutorial's script in ``gallery/``; on a
-  translated page, its catalog) and the 404 page, in the edition's language
-  (``site.po``; ``catalogs.theme_strings`` reads it first);
+  words, the verified torch versions (``torch_verified``), the "Suggest
+  edit" link (a tutorial's script in ``gallery/``; on a translated page, its
+  catalog) and the 404 page, in the edition's language (``site.po``;
+  ``catalogs.theme_strings`` reads it first);
 * :func:`quote_the_article` (``html-page-context``): search results quote
   the article (``search-snippets.js``), not the theme around it;
 * :func:`own_source` (``viewcode-follow-imported``): what we inherit from
@@ -105,7 +106,6 @@ def from_the_project(app: Sphinx, config: Config) -> None:
         **config.myst_substitutions,
         "torch_version": torch.__version__,
         "torch_range": torch_pin.removeprefix("torch").replace(">=", "≥ "),
-        "torch_verified": " and ".join(VERIFIED_TORCH),
         "package_version": autograd_notes.__version__,
     }
 
@@ -131,8 +131,9 @@ def per_edition(app: Sphinx, config: Config) -> None:
         "title": title,
         "body": f"<h1>{title}</h1>\n<p>{body}</p>",
     }
-    if lang == "zh_CN":
-        config.myst_substitutions["torch_verified"] = " 和 ".join(VERIFIED_TORCH)
+    *earlier, newest = VERIFIED_TORCH  # oldest and newest: "2.13.0 and 2.15.0"
+    verified = str(words("{} and {}")).format(", ".join(earlier), newest)
+    config.myst_substitutions["torch_verified"] = verified
 
 
 def quote_the_article(app: Sphinx, pagename: str, *args: object) -> None:
