@@ -1,10 +1,10 @@
 """The storages a graph's nodes saved, found as ``autograd_notes.memory`` counts.
 
-One pass over the nodes reads each saved value once, through its raw
-``SavedTensor`` (never unpacked: no hook runs). A plain strided tensor saved
-without hooks, the common case, takes a short path; anything else (hooks,
-checkpoints, ``ctx`` attributes, meta tensors, subclasses) the full one.
-What is read per node class (the ``_raw_saved_*`` names) is read once.
+One pass over the nodes reads each saved value once, as
+``autograd_notes.saved`` reads it (:func:`.saved_columns`: never unpacked,
+no hook runs). A plain strided tensor saved without hooks, the common case,
+takes a short path; anything else (hooks, checkpoints, ``ctx`` attributes,
+meta tensors, subclasses) the full one.
 """
 
 from __future__ import annotations
@@ -12,24 +12,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import accumulate, repeat
 from operator import add, attrgetter, itemgetter, lt, methodcaller
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import torch
 from torch.autograd.function import BackwardCFunction
 from torch.autograd.graph import Node
 
 from autograd_notes._torch import (
-    FUNCTION_SAVED,
-    SavedTensor,
     checkpoint_frame,
     checkpoint_inputs,
     has_python_dispatch,
-    is_checkpoint_hook,
     is_functorch_wrapped,
-    raw_saved_names,
     rng_states,
 )
 from autograd_notes.labels import visible
+from autograd_notes.saved import Saved, read_saved, saved_columns, saved_items
 
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 
@@ -59,30 +56,6 @@ def has_storage(tensor: torch.Tensor) -> bool:
     return tensor.layout == torch.strided
 
 
-def _function_items(node: BackwardCFunction) -> Iterator[tuple[str, object]]:
-    """A custom ``Function`` node's saved tensors, and tensors kept on ``ctx``."""
-    raws: tuple[object, ...]
-    try:
-        raws = tuple(getattr(node, FUNCTION_SAVED))
-    except RuntimeError:  # freed by backward
-        raws = ()
-    for i, raw in enumerate(raws):
-        yield f"saved_tensors[{i}]", raw
-    for name, value in vars(node).items():
-        items = value if isinstance(value, tuple | list) else (value,)
-        for i, item in enumerate(items):
-            if isinstance(item, torch.Tensor):
-                suffix = f"[{i}]" if items is value else ""
-                yield f"ctx.{name}{suffix}", item
-
-
-def _raw_or_none(node: Node, attr: str) -> object:
-    try:
-        return getattr(node, attr)
-    except RuntimeError:  # freed by backward
-        return None
-
-
 class Saves:
     """What the nodes saved: each storage's saves ``(node, tensor)``, by key."""
 
@@ -107,48 +80,34 @@ class Saves:
                 by_class[kind] = [i]
             else:
                 found.append(i)
-        later: list[tuple[int, int, str, object]] = []  # node, order, name, value
+        later: list[tuple[int, int, Saved]] = []  # node, order, value
         for kind, indices in by_class.items():
             members = [nodes[i] for i in indices]
             if issubclass(kind, BackwardCFunction):
                 for i, node in zip(indices, members, strict=True):
-                    items = _function_items(node)  # type: ignore[arg-type]
-                    later.extend((i, k, *item) for k, item in enumerate(items))
+                    items = saved_items(node)
+                    later.extend((i, k, item) for k, item in enumerate(items))
                 continue
-            for order, attr in enumerate(raw_saved_names(kind)):
-                self._read_attr(indices, members, attr, order, later)
-        later.sort(key=lambda item: item[:2])
-        for i, _, name, value in later:
-            self.add(i, name, value)
+            columns = saved_columns(kind, members)
+            for order, (attribute, datas, by_node) in enumerate(columns):
+                if datas is not None:
+                    self._read_column(indices, attribute, datas, order, later)
+                    continue
+                for i, node_items in zip(indices, by_node or (), strict=True):
+                    later.extend((i, order, item) for item in node_items)
+        later.sort(key=lambda entry: entry[:2])
+        for i, _, item in later:
+            self.add(i, item)
 
-    def _read_attr(
+    def _read_column(
         self,
         indices: list[int],
-        members: list[Node],
-        attr: str,
+        attribute: str,
+        datas: list[object],
         order: int,
-        later: list[tuple[int, int, str, object]],
+        later: list[tuple[int, int, Saved]],
     ) -> None:
-        """``attr`` of the nodes of one class: plain tensors now, the rest later."""
-        try:
-            raws = list(map(attrgetter(attr), members))
-        except RuntimeError:  # freed by backward: node by node
-            raws = [_raw_or_none(node, attr) for node in members]
-        name = attr.removeprefix("_raw")
-        plain = set(map(type, raws)) == {SavedTensor}
-        if plain:
-            hooks = list(map(attrgetter("unpack_hook"), raws))
-            plain = hooks.count(None) == len(hooks)
-        if not plain:
-            for i, raw in zip(indices, raws, strict=True):
-                if isinstance(raw, tuple | list):
-                    later.extend(
-                        (i, order, f"{name}[{k}]", item) for k, item in enumerate(raw)
-                    )
-                elif raw is not None:
-                    later.append((i, order, name, raw))
-            return
-        datas = list(map(attrgetter("data"), raws))
+        """One attribute of the nodes of one class, saved with no hooks: in bulk."""
         types = set(map(type, datas))
         if type(None) in types:  # not saved (no ``in``: a tensor's == is slow)
             indices = [i for i, d in zip(indices, datas, strict=True) if d is not None]
@@ -156,55 +115,56 @@ class Saves:
             types.discard(type(None))
         if not datas:
             return
-        wheres = set(map(attrgetter("device"), datas))
+        tensors = cast("list[torch.Tensor]", datas)
+        plain = types == {torch.Tensor}  # a subclass's attributes may run its code
+        wheres = set(map(attrgetter("device"), tensors)) if plain else set()
         if (
-            types != {torch.Tensor}
-            or set(map(attrgetter("layout"), datas)) != {torch.strided}
-            or any(map(attrgetter("is_nested"), datas))
-            or any(map(is_functorch_wrapped, datas))
-            or len(wheres) != 1
+            len(wheres) != 1  # a subclass, or several devices
             or next(iter(wheres)).type == "meta"
+            or set(map(attrgetter("layout"), tensors)) != {torch.strided}
+            or any(map(attrgetter("is_nested"), tensors))
+            or any(map(is_functorch_wrapped, tensors))
         ):  # the full rules, one value at a time
             later.extend(
-                (i, order, name, d) for i, d in zip(indices, datas, strict=True)
+                (i, order, read_saved(d, attribute))
+                for i, d in zip(indices, datas, strict=True)
             )
             return
         where = next(iter(wheres))
         device = self.devices.setdefault(where, str(where))
-        storages = list(map(methodcaller("untyped_storage"), datas))
+        storages = list(map(methodcaller("untyped_storage"), tensors))
         keys = zip(
             repeat(device),
             map(methodcaller("data_ptr"), storages),
             map(methodcaller("nbytes"), storages),
         )
         saves = self.saves
-        for key, save in zip(keys, zip(indices, datas, strict=True), strict=True):
+        for key, save in zip(keys, zip(indices, tensors, strict=True), strict=True):
             found = saves.get(key)
             if found is None:
                 saves[key] = [save]
             else:
                 found.append(save)
 
-    def add(self, i: int, attr: str, value: object) -> None:
+    def add(self, i: int, item: Saved) -> None:
         """One saved value of node ``i``, by the full rules."""
-        tensor = value
-        if isinstance(value, SavedTensor):
-            hook = getattr(value, "unpack_hook", None)
-            if hook is not None:
-                recomputed = is_checkpoint_hook(hook)
-                reason = (
-                    "recomputed by checkpoint"
-                    if recomputed
-                    else "held by saved_tensors_hooks"
-                )
-                self.skipped.append(Skipped(i, attr, reason))
-                if recomputed and id(hook) not in self.frames:
-                    self.frames.add(id(hook))
-                    self.add_frame(i, checkpoint_frame(hook))
-                return
-            tensor = getattr(value, "data", None)
+        held = item.held_by
+        if held is not None:
+            recomputed = held == "checkpoint"
+            if recomputed:
+                reason = "recomputed by checkpoint"
+            else:
+                reason = "held by saved_tensors_hooks"
+            self.skipped.append(Skipped(i, item.label, reason))
+            hook = item.hook
+            if recomputed and id(hook) not in self.frames:
+                self.frames.add(id(hook))
+                self.add_frame(i, checkpoint_frame(hook))
+            return
+        tensor = item.data
         if not isinstance(tensor, torch.Tensor):
             return  # not saved, or freed by backward
+        attr = item.label
         where = tensor.device
         if where.type == "meta":
             self.skipped.append(Skipped(i, attr, "on the meta device (no data)"))
@@ -230,9 +190,9 @@ class Saves:
                 reason = "kept by checkpoint where this torch hides it (cannot tell)"
                 self.skipped.append(Skipped(i, what, reason))
         for k, raw in enumerate(kept or ()):
-            self.add(i, f"checkpoint input {k}", raw)
+            self.add(i, read_saved(raw, f"checkpoint input {k}"))
         for k, state in enumerate(rng or ()):
-            self.add(i, f"checkpoint RNG state {k}", state)
+            self.add(i, read_saved(state, f"checkpoint RNG state {k}"))
 
     def groups(self) -> tuple[list[Key], list[tuple[list[Key], int]]]:
         """Storages by address: those alone, and groups whose bytes overlap.

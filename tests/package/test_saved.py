@@ -11,7 +11,7 @@ from torch.func import grad, vmap
 from torch.utils.checkpoint import checkpoint
 
 from autograd_notes import ModuleTrace, draw_graph, format_graph, to_dot
-from autograd_notes.saved import saved_shapes, saved_values
+from autograd_notes.saved import saved_items, saved_shapes, saved_values
 
 from .helpers import ABAB_TREE, Double, Stack, dot_structure
 
@@ -240,3 +240,76 @@ def test_saved_shapes_tell_calls_apart_and_run_no_unpack_hook() -> None:
         opaque = x.sin()
     assert saved_shapes(opaque.grad_fn) == ("<not unpacked: saved_tensors_hooks>",)
     assert unpacked == []
+
+
+class KeepsOnCtx(torch.autograd.Function):
+    """Saves ``x`` for backward and keeps ``x * 2`` and a list on ``ctx``."""
+
+    @staticmethod
+    def forward(
+        ctx: torch.autograd.function.FunctionCtx, x: torch.Tensor
+    ) -> torch.Tensor:
+        ctx.save_for_backward(x)
+        ctx.doubled = x * 2  # type: ignore[attr-defined]
+        ctx.pair = [x, 1]  # type: ignore[attr-defined]
+        return x * 3
+
+    @staticmethod
+    def backward(
+        ctx: torch.autograd.function.FunctionCtx, grad: torch.Tensor
+    ) -> torch.Tensor:
+        return grad * 3
+
+
+def test_saved_items_reads_each_saved_value_and_where_it_is_held() -> None:
+    x = torch.ones(2, 3, requires_grad=True)
+    product = x * x
+    assert product.grad_fn is not None
+    items = saved_items(product.grad_fn)
+    assert [(item.label, item.held_by, item.freed) for item in items] == [
+        ("_saved_other", None, False),
+        ("_saved_self", None, False),
+    ]
+    assert all(item.data is x for item in items)
+    kept = KeepsOnCtx.apply(x)
+    labels = [item.label for item in saved_items(kept.grad_fn)]
+    assert labels == ["saved_tensors[0]", "ctx.doubled", "ctx.pair[0]"]
+    with torch.autograd.graph.save_on_cpu():
+        packed = x.sin()
+    (item,) = saved_items(packed.grad_fn)
+    assert item.held_by == "hooks"
+    assert not item.freed
+    recomputed = checkpoint(torch.sin, x, use_reentrant=False)
+    (item,) = saved_items(recomputed.grad_fn)
+    assert item.held_by == "checkpoint"
+    alone = x.exp()  # saves its result, a "_saved_result"
+    alone.sum().backward()
+    assert [(i.label, i.freed) for i in saved_items(alone.grad_fn)] == [
+        ("_saved_result", True)
+    ]
+    kept.sum().backward()
+    (freed, *on_ctx) = saved_items(kept.grad_fn)
+    assert (freed.label, freed.raw, freed.freed) == ("saved_tensors", None, True)
+    assert [item.label for item in on_ctx] == ["ctx.doubled", "ctx.pair[0]"]
+
+
+def test_a_list_of_saved_tensors_is_read_entry_by_entry() -> None:
+    x = torch.arange(6.0, requires_grad=True)
+    rows = torch.tensor([0, 1])
+    columns = torch.tensor([2, 2])
+    picked = x.view(2, 3)[rows, columns]  # IndexBackward0 saves the index tensors
+    node = picked.grad_fn
+    assert node is not None
+    items = saved_items(node)
+    assert [item.label for item in items] == [
+        "_saved_indices[0]",
+        "_saved_indices[1]",
+    ]
+    assert items[0].data is rows
+    assert items[1].data is columns
+    text = "tensor of shape (2,), int64"
+    assert saved_values(node) == [
+        ("_saved_indices", f"[{text}, {text}]"),
+        ("_saved_self_sym_sizes", "(2, 3)"),  # not a tensor: read as it is
+    ]
+    assert saved_shapes(node) == ((torch.Size([2]), torch.int64),) * 2
