@@ -9,7 +9,7 @@ screenshots and the lists of external links go to ``artifacts/``. One Chromium
 runs for the whole session; every test gets its own browser context, in which
 every request to a host other than 127.0.0.1 is aborted.
 
-The site holds two editions (``webcheck.EDITIONS``): English at its root and
+The site holds two editions (``harness.EDITIONS``): English at its root and
 Chinese in ``zh_CN/``, with the same pages at the same paths. A test that takes
 the ``edition`` fixture runs once per edition (``@pytest.mark.editions("zh_CN")``
 narrows that); with ``page_path`` (or ``example_path``, ...) as well, it runs
@@ -31,6 +31,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import harness
 import views
 import webcheck
 
@@ -71,8 +72,8 @@ def pytest_configure(config: pytest.Config) -> None:
             "with `nox -s docs` (or `sphinx-build -b html docs docs/_build/html`), "
             f"or point --site-dir / ${SITE_ENV} at a built site."
         )
-    for edition in webcheck.EDITIONS:
-        root = webcheck.edition_root(site, edition)
+    for edition in harness.EDITIONS:
+        root = harness.edition_root(site, edition)
         if not (root / "index.html").is_file() or not (root / "search.html").is_file():
             raise pytest.UsageError(
                 f"the site at {site} has no {edition} edition (no index.html/"
@@ -87,10 +88,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 FINDERS = {
-    "page_path": webcheck.discover_pages,
-    "example_path": webcheck.example_pages,
-    "gallery_index": webcheck.gallery_indexes,
-    "prompt_page": webcheck.prompt_pages,
+    "page_path": harness.discover_pages,
+    "example_path": harness.example_pages,
+    "gallery_index": harness.gallery_indexes,
+    "prompt_page": harness.prompt_pages,
 }
 
 
@@ -115,7 +116,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             metafunc.parametrize(name, FINDERS[name](site))
         return
     marker = metafunc.definition.get_closest_marker("editions")
-    editions = list(marker.args) if marker else list(webcheck.EDITIONS)
+    editions = list(marker.args) if marker else list(harness.EDITIONS)
     if not found:
         metafunc.parametrize("edition", editions)
         return
@@ -123,7 +124,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         cases = [
             (edition, path)
             for edition in editions
-            for path in FINDERS[name](webcheck.edition_root(site, edition))
+            for path in FINDERS[name](harness.edition_root(site, edition))
         ]
         metafunc.parametrize(("edition", name), cases)
 
@@ -196,7 +197,7 @@ def artifacts(pytestconfig: pytest.Config) -> Path:
 @pytest.fixture(scope="session")
 def base_url(site: Path) -> Iterator[str]:
     """The site, served by http.server in a thread on an ephemeral port."""
-    with webcheck.serve(site) as url:
+    with harness.serve(site) as url:
         yield url
 
 
@@ -218,27 +219,27 @@ def record_untranslated(
 @pytest.fixture
 def edition_site(site: Path, edition: str) -> Path:
     """The folder of the built site that holds the edition under test."""
-    return webcheck.edition_root(site, edition)
+    return harness.edition_root(site, edition)
 
 
 @pytest.fixture
 def edition_url(base_url: str, edition: str) -> str:
     """The URL of the edition under test (ends in ``/``)."""
-    return base_url + webcheck.EDITIONS[edition]
+    return base_url + harness.EDITIONS[edition]
 
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
     """One headless Chromium (Debian's, not a Playwright download) per session."""
     try:
-        executable = webcheck.find_chromium()
+        executable = harness.find_chromium()
     except FileNotFoundError as error:
         pytest.fail(str(error), pytrace=False)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         try:
-            browser = webcheck.launch_chromium(playwright)
+            browser = harness.launch_chromium(playwright)
         except Exception as error:
             pytest.fail(f"could not start {executable}: {error}", pytrace=False)
         yield browser
@@ -251,9 +252,7 @@ def make_checks(
     """The per-page checks, whose load of a page (a light 1280 x 800 window)
     is also its desktop view in ``page_views``."""
 
-    def desktop_view(
-        edition: str, path: str, page: Page, visit: webcheck.Visit
-    ) -> None:
+    def desktop_view(edition: str, path: str, page: Page, visit: harness.Visit) -> None:
         page_views.keep(edition, path, "desktop", page, visit)
 
     return webcheck.PageChecks(browser, base, VIEWPORT, on_load=desktop_view, **options)
@@ -297,7 +296,7 @@ class Ahead:
 
         try:
             with sync_playwright() as playwright:
-                browser = webcheck.launch_chromium(playwright)
+                browser = harness.launch_chromium(playwright)
                 found = views.PageViews(browser, base)
                 checks = make_checks(browser, base, found)
                 while (key := self.next()) is not None:
@@ -366,14 +365,14 @@ def page_views(ahead: Ahead) -> views.PageViews:
 
 
 @pytest.fixture
-def new_context(browser: Browser) -> Iterator[webcheck.ContextFactory]:
+def new_context(browser: Browser) -> Iterator[harness.ContextFactory]:
     """Make browser contexts (closed after the test) that never leave 127.0.0.1."""
     contexts: list[BrowserContext] = []
 
     def make(**options: object) -> BrowserContext:
         options.setdefault("viewport", VIEWPORT)
         context = browser.new_context(**options)  # type: ignore[arg-type]
-        webcheck.block_external(context)
+        harness.block_external(context)
         contexts.append(context)
         return context
 
@@ -383,6 +382,6 @@ def new_context(browser: Browser) -> Iterator[webcheck.ContextFactory]:
 
 
 @pytest.fixture
-def context(new_context: webcheck.ContextFactory) -> BrowserContext:
+def context(new_context: harness.ContextFactory) -> BrowserContext:
     """A fresh browser context (light colour scheme) for one test."""
     return new_context(color_scheme="light")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-import webcheck
+import harness
 from babel.messages.pofile import read_po
 from bs4 import BeautifulSoup
 
@@ -47,7 +47,7 @@ def expected_source(edition: str, page: str) -> str:
 def test_edit_and_issue_links(edition: str, edition_site: Path, repo_root: Path):
     before, after = issue_body(edition, repo_root).split("{}")
     checked = 0
-    for page in webcheck.discover_pages(edition_site):
+    for page in harness.discover_pages(edition_site):
         soup = BeautifulSoup((edition_site / page).read_text("utf-8"), "html.parser")
         edit = soup.select_one("a.btn-source-edit-button")
         issue = soup.select_one("a.btn-source-issues-button")

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import harness
 import pytest
 import tomllib
 import webcheck
@@ -22,8 +23,8 @@ from playwright.sync_api import BrowserContext, Page
 
 def test_editions_have_the_same_pages(site: Path):
     pages = {
-        edition: set(webcheck.discover_pages(webcheck.edition_root(site, edition)))
-        for edition in webcheck.EDITIONS
+        edition: set(harness.discover_pages(harness.edition_root(site, edition)))
+        for edition in harness.EDITIONS
     }
     for edition, found in pages.items():
         assert sorted(pages["en"] - found) == [], f"missing from {edition}"
@@ -37,7 +38,7 @@ def test_page_declares_its_language(
     (screen readers, fonts and line breaking go by it): in the file, and in
     the browser."""
     markup = (edition_site / page_path).read_text(encoding="utf-8")
-    assert webcheck.declared_language(markup) == webcheck.LANGUAGES[edition]
+    assert webcheck.declared_language(markup) == harness.LANGUAGES[edition]
     assert page_checks(edition, page_path)["language"] == []
 
 
@@ -68,7 +69,7 @@ def test_chinese_page_reads_in_chinese(
     report = page_checks(edition, page_path)
     # Not a failure (the theme has no Chinese for them), but not silent either.
     record_untranslated(
-        f"{webcheck.EDITIONS[edition]}{page_path}", report["untranslated"]
+        f"{harness.EDITIONS[edition]}{page_path}", report["untranslated"]
     )
     problems = [f"English prose: {p}" for p in report["prose"]] + [
         f"English interface string: {p}" for p in report["interface"]
@@ -84,9 +85,9 @@ def test_each_edition_names_its_own_canonical_address(site: Path):
     base = urls["Documentation"].rstrip("/") + "/"
     # Attributes in either order: sphinx-codeautolink re-serializes the pages it links.
     link = re.compile(r'<link (?=[^>]*rel="canonical")[^>]*href="([^"]*)"')
-    for edition, folder in webcheck.EDITIONS.items():
-        edition_site = webcheck.edition_root(site, edition)
-        pages = webcheck.discover_pages(edition_site)
+    for edition, folder in harness.EDITIONS.items():
+        edition_site = harness.edition_root(site, edition)
+        pages = harness.discover_pages(edition_site)
         assert pages
         for page in pages:
             found = link.findall((edition_site / page).read_text(encoding="utf-8"))
@@ -113,7 +114,7 @@ def test_chinese_on_english_pages_says_so(
     """Chinese words on an English page (the edition switcher's 中文, the
     landing page's 简体中文) carry lang="zh-CN", so Chromium draws them in a
     Simplified Chinese font, not the Japanese fallback an English page gets."""
-    page, visit = webcheck.open_page(context, edition_url + path)
+    page, visit = harness.open_page(context, edition_url + path)
     untagged = page.evaluate(
         """(hanClass) => {
           const isHan = new RegExp(hanClass, 'u');

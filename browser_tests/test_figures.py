@@ -26,8 +26,8 @@ import re
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
+import harness
 import pytest
-import webcheck
 from autograd_site.cjk import han
 from PIL import Image
 from playwright.sync_api import BrowserContext
@@ -138,7 +138,7 @@ def test_cards_are_numbered_in_order(
     context: BrowserContext, edition_url: str, edition: str
 ):
     """The tutorials index numbers its cards 01, 02, ... in reading order."""
-    page, _ = webcheck.open_page(context, urljoin(edition_url, "tutorials/index.html"))
+    page, _ = harness.open_page(context, urljoin(edition_url, "tutorials/index.html"))
     numbers = page.locator(".sphx-glr-thumbcontainer .card-number").all_inner_texts()
     assert numbers == [f"{n:02d}" for n in range(1, len(numbers) + 1)]
     assert len(numbers) >= 15

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urljoin
 
+import harness
 import pytest
 import tomllib
 import webcheck
@@ -18,11 +19,11 @@ SOLUTION = {"en": "Solution", "zh_CN": "答案"}
 
 
 def test_gallery_has_examples(site: Path, edition_site: Path, edition: str):
-    assert webcheck.gallery_indexes(edition_site), "no gallery index (no thumbnails)"
-    examples = webcheck.example_pages(edition_site)
+    assert harness.gallery_indexes(edition_site), "no gallery index (no thumbnails)"
+    examples = harness.example_pages(edition_site)
     assert examples, "no sphinx-gallery example page found"
     # Each edition has the same tutorials, at the same paths.
-    english = webcheck.example_pages(webcheck.edition_root(site, "en"))
+    english = harness.example_pages(harness.edition_root(site, "en"))
     assert examples == english
 
 
@@ -34,8 +35,8 @@ def test_gallery_index(
     gallery_index: str,
 ):
     """Every example has a thumbnail that loaded; the zip downloads are valid."""
-    page, visit = webcheck.open_page(context, urljoin(edition_url, gallery_index))
-    examples = webcheck.example_pages(edition_site)
+    page, visit = harness.open_page(context, urljoin(edition_url, gallery_index))
+    examples = harness.example_pages(edition_site)
     assert webcheck.thumbnail_problems(page, examples, gallery_index) == []
     assert webcheck.download_problems(page, expected=(".zip",)) == []
     assert visit.problems() == []
@@ -103,7 +104,7 @@ def example_checks(
             context = sized_context(browser, "desktop")
             report = {"outputs": [], "solutions": []}
             try:
-                page, visit = webcheck.open_page(
+                page, visit = harness.open_page(
                     context, webcheck.page_url(base_url, edition, path)
                 )
                 for name, run in (
@@ -165,7 +166,7 @@ def test_edit_and_source_links_name_files_in_the_repository(
 def test_one_search_box_per_page(
     context: BrowserContext, edition_url: str, edition: str
 ):
-    page, visit = webcheck.open_page(context, urljoin(edition_url, "index.html"))
+    page, visit = harness.open_page(context, urljoin(edition_url, "index.html"))
     fields = page.locator(".search-button-field")
     visible = [i for i in range(fields.count()) if fields.nth(i).is_visible()]
     assert len(visible) == 1, f"{len(visible)} search boxes visible"

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import harness
 import pytest
 import webcheck
 from playwright.sync_api import BrowserContext, Frame, Page
@@ -50,7 +51,7 @@ OVERFLOW_JS = """() => ({scroll: document.documentElement.scrollWidth,
 
 def open_view(
     context: BrowserContext, url: str
-) -> tuple[Page, Frame, webcheck.Visit, list[str]]:
+) -> tuple[Page, Frame, harness.Visit, list[str]]:
     """The page at ``url``, its view's frame (drawn), what went wrong on the
     page (``visit.external_requests``: every request that would have left
     it, aborted) and the URLs that any iframe of the page requested."""
@@ -63,7 +64,7 @@ def open_view(
             else None
         ),
     )
-    page, visit = webcheck.open_page(context, url)
+    page, visit = harness.open_page(context, url)
     assert not visit.problems(), visit.problems()
     view = page.locator(VIEW)
     assert view.count() >= 1, "no graph view on the page"
@@ -75,7 +76,7 @@ def open_view(
     return page, frame, visit, framed
 
 
-def no_requests(visit: webcheck.Visit, framed: list[str]) -> None:
+def no_requests(visit: harness.Visit, framed: list[str]) -> None:
     """Nothing left the page, and the view fetched nothing at all."""
     assert (visit.external_requests, framed) == ([], [])
     assert not visit.problems(), visit.problems()
@@ -263,7 +264,7 @@ def english_left(frame: Frame) -> list[str]:
 @pytest.mark.editions("zh_CN")
 @pytest.mark.parametrize("page_name", PAGES[:1])
 def test_the_view_speaks_chinese_to_a_chinese_browser(
-    new_context: webcheck.ContextFactory, url: str
+    new_context: harness.ContextFactory, url: str
 ) -> None:
     context = new_context(color_scheme="light", locale="zh-CN")
     page, frame, visit, framed = open_view(context, url)
@@ -312,7 +313,7 @@ def test_the_view_speaks_chinese_to_a_chinese_browser(
 @pytest.mark.editions("zh_CN")
 @pytest.mark.parametrize("page_name", PAGES[:1])
 def test_the_view_speaks_english_to_an_english_browser(
-    new_context: webcheck.ContextFactory, url: str
+    new_context: harness.ContextFactory, url: str
 ) -> None:
     context = new_context(color_scheme="light", locale="en-US")
     _, frame, visit, framed = open_view(context, url)

@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
+import harness
 import pytest
-import webcheck
 from playwright.sync_api import BrowserContext
 
 EXTERNAL_HOSTS = {"colab.research.google.com", "github.com"}
@@ -26,10 +26,10 @@ def bar_pages(site: Path) -> list[str]:
     """``edition/page`` for each page that has a launch bar."""
     return [
         f"{edition}/{page}"
-        for edition in webcheck.EDITIONS
-        for page in webcheck.discover_pages(webcheck.edition_root(site, edition))
+        for edition in harness.EDITIONS
+        for page in harness.discover_pages(harness.edition_root(site, edition))
         if 'class="launch-bar"'
-        in (webcheck.edition_root(site, edition) / page).read_text("utf-8")
+        in (harness.edition_root(site, edition) / page).read_text("utf-8")
     ]
 
 
@@ -41,17 +41,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def test_every_tutorial_has_a_bar(site: Path):
-    for edition in webcheck.EDITIONS:
-        root = webcheck.edition_root(site, edition)
+    for edition in harness.EDITIONS:
+        root = harness.edition_root(site, edition)
         pages = set(bar_pages(site))
-        for example in webcheck.example_pages(root):
+        for example in harness.example_pages(root):
             assert f"{edition}/{example}" in pages
 
 
 def test_launch_bar(context: BrowserContext, base_url: str, bar_page: str):
     edition, _, path = bar_page.partition("/")
-    url = urljoin(base_url + webcheck.EDITIONS[edition], path)
-    page, visit = webcheck.open_page(context, url)
+    url = urljoin(base_url + harness.EDITIONS[edition], path)
+    page, visit = harness.open_page(context, url)
     bar = page.locator("nav.launch-bar")
     assert bar.count() == 1
     assert bar.get_attribute("aria-label")
@@ -68,8 +68,8 @@ def test_launch_bar(context: BrowserContext, base_url: str, bar_page: str):
         assert name, f"link {i} has no text"
         href = link.evaluate("a => a.href")
         host = urlsplit(href).hostname
-        if webcheck.is_local(href):
-            code, body, _ = webcheck.fetch(href)
+        if harness.is_local(href):
+            code, body, _ = harness.fetch(href)
             assert code == 200, (name, href)
             if href.endswith(".ipynb"):
                 assert json.loads(body)["cells"], href

@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import harness
 import pytest
 import webcheck
 from playwright.sync_api import Browser
@@ -167,7 +168,7 @@ def broken_layout(site: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def broken_url(broken_layout: Path) -> Iterator[str]:
-    with webcheck.serve(broken_layout) as url:
+    with harness.serve(broken_layout) as url:
         yield url
 
 
@@ -247,7 +248,7 @@ def test_wide_table_scrolls_in_its_box_with_the_cue(
     # The fade follows the scroll: on the right until the end, then on the left.
     context = sized_context(browser, size)
     try:
-        page, visit = webcheck.open_page(
+        page, visit = harness.open_page(
             context, webcheck.page_url(broken_url, "en", path)
         )
         wrapper = page.locator(".table-scroll:has(code)").last
@@ -313,7 +314,7 @@ def test_screenshots_at_390(
     folder.mkdir(parents=True, exist_ok=True)
     context = sized_context(browser, "phone")
     try:
-        page, visit = webcheck.open_page(
+        page, visit = harness.open_page(
             context, webcheck.page_url(base_url, edition, path)
         )
         stem = f"{edition}-{path.replace('/', '-').removesuffix('.html')}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import harness
 import webcheck
 
 
@@ -20,7 +21,7 @@ def test_internal_links_and_anchors(
     """Crawl every page of the edition. Links into the other edition (the
     language switcher) are followed too: their target must be served and hold
     the anchor."""
-    report = webcheck.check_links(edition_url, webcheck.discover_pages(edition_site))
+    report = webcheck.check_links(edition_url, harness.discover_pages(edition_site))
     name = "external-links.txt" if edition == "en" else f"external-links.{edition}.txt"
     webcheck.write_external_links(report.external, artifacts / name)
     record_external_count(edition, len(report.external), artifacts / name)

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urljoin
 
+import harness
 import pytest
 import webcheck
 from playwright.sync_api import BrowserContext
@@ -70,7 +71,7 @@ def broken_site(site: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert count == 1, "could not find the language switcher"
     (copy / "zh_CN" / "untabbable-switcher.html").write_text(untabbable, "utf-8")
     # A thumbnail whose image is gone.
-    index = webcheck.gallery_indexes(site)[0]
+    index = harness.gallery_indexes(site)[0]
     markup = (copy / index).read_text(encoding="utf-8")
     markup, count = re.subn(
         r'(class="sphx-glr-thumbcontainer"[^>]*>\s*<img [^>]*src=")[^"]+',
@@ -85,12 +86,12 @@ def broken_site(site: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def broken_url(broken_site: Path) -> Iterator[str]:
-    with webcheck.serve(broken_site) as url:
+    with harness.serve(broken_site) as url:
         yield url
 
 
 def visit_problems(context: BrowserContext, base: str, page: str) -> list[str]:
-    _, visit = webcheck.open_page(context, urljoin(base, page))
+    _, visit = harness.open_page(context, urljoin(base, page))
     return visit.problems()
 
 
@@ -110,7 +111,7 @@ def test_dead_link_and_anchor_are_found(broken_url: str, broken_site: Path):
         "broken-link.html: missing anchor 'index.html#no-such-anchor' (no id or "
         "name 'no-such-anchor' in /index.html)",
     ]
-    assert webcheck.discover_pages(broken_site).count("broken-link.html") == 1
+    assert harness.discover_pages(broken_site).count("broken-link.html") == 1
 
 
 def test_missing_image_is_found(context: BrowserContext, broken_url: str):
@@ -128,7 +129,7 @@ def test_missing_image_is_found(context: BrowserContext, broken_url: str):
 def test_third_party_request_is_found_and_blocked(
     context: BrowserContext, broken_url: str
 ):
-    page, visit = webcheck.open_page(context, urljoin(broken_url, "third-party.html"))
+    page, visit = harness.open_page(context, urljoin(broken_url, "third-party.html"))
     assert sorted(visit.external_requests) == [
         "https://cdn.example.com/tracker.js",
         "https://images.example.org/logo.png",
@@ -153,7 +154,7 @@ def test_script_error_is_found(context: BrowserContext, broken_url: str):
 
 
 def test_accessibility_violation_is_found(context: BrowserContext, broken_url: str):
-    page, _ = webcheck.open_page(context, urljoin(broken_url, "inaccessible.html"))
+    page, _ = harness.open_page(context, urljoin(broken_url, "inaccessible.html"))
     problems = webcheck.axe_problems(page)
     assert any(p.startswith("critical button-name") for p in problems), problems
 
@@ -161,9 +162,9 @@ def test_accessibility_violation_is_found(context: BrowserContext, broken_url: s
 def test_missing_thumbnail_is_found(
     context: BrowserContext, broken_url: str, site: Path
 ):
-    index = webcheck.gallery_indexes(site)[0]
-    page, _ = webcheck.open_page(context, urljoin(broken_url, index))
-    problems = webcheck.thumbnail_problems(page, webcheck.example_pages(site), index)
+    index = harness.gallery_indexes(site)[0]
+    page, _ = harness.open_page(context, urljoin(broken_url, index))
+    problems = webcheck.thumbnail_problems(page, harness.example_pages(site), index)
     assert len(problems) == 1
     assert "no-such-thumb.png did not load" in problems[0]
 
@@ -171,8 +172,8 @@ def test_missing_thumbnail_is_found(
 def test_broken_downloads_are_found(
     context: BrowserContext, broken_url: str, broken_site: Path, site: Path
 ):
-    example = webcheck.example_pages(site)[0]
-    page, _ = webcheck.open_page(context, urljoin(broken_url, example))
+    example = harness.example_pages(site)[0]
+    page, _ = harness.open_page(context, urljoin(broken_url, example))
     hrefs = page.eval_on_selector_all(
         ".sphx-glr-download a.download",
         "links => links.map(a => a.getAttribute('href'))",
@@ -190,21 +191,21 @@ def test_broken_downloads_are_found(
 def test_english_prose_on_a_chinese_page_is_found(
     context: BrowserContext, broken_url: str
 ):
-    page, _ = webcheck.open_page(
+    page, _ = harness.open_page(
         context, urljoin(broken_url, "zh_CN/english-prose.html"), wait_until="load"
     )
     found = webcheck.english_prose(page)
     assert len(found) == 1, found
     assert "This paragraph was never translated." in found[0]
     # The landing page it was made from has none.
-    page, _ = webcheck.open_page(
+    page, _ = harness.open_page(
         context, urljoin(broken_url, "zh_CN/index.html"), wait_until="load"
     )
     assert webcheck.english_prose(page) == []
 
 
 def test_english_interface_string_is_found(context: BrowserContext, broken_url: str):
-    page, _ = webcheck.open_page(
+    page, _ = harness.open_page(
         context, urljoin(broken_url, "zh_CN/english-interface.html"), wait_until="load"
     )
     problems, _ = webcheck.interface_problems(webcheck.interface_strings(page), "zh_CN")
@@ -222,7 +223,7 @@ def test_wrong_language_is_found(site: Path):
 
 def test_switcher_to_the_wrong_page_is_found(context: BrowserContext, broken_url: str):
     path = "wrong-switcher.html"
-    page, _ = webcheck.open_page(
+    page, _ = harness.open_page(
         context, webcheck.page_url(broken_url, "zh_CN", path), wait_until="load"
     )
     problems = webcheck.switcher_problems(page, broken_url, "zh_CN", path, "en")
@@ -234,7 +235,7 @@ def test_switcher_out_of_the_tab_order_is_found(
     context: BrowserContext, broken_url: str
 ):
     path = "untabbable-switcher.html"
-    page, _ = webcheck.open_page(
+    page, _ = harness.open_page(
         context, webcheck.page_url(broken_url, "zh_CN", path), wait_until="load"
     )
     problems = webcheck.switcher_problems(page, broken_url, "zh_CN", path, "en")

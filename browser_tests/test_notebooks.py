@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import harness
 import pytest
-import webcheck
 from playwright.sync_api import BrowserContext, Frame, Page
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,7 +68,7 @@ THEMES = "@jupyterlab/apputils-extension:themes"
 
 def _free_port() -> int:
     with socket.socket() as s:
-        s.bind((webcheck.LOCAL_HOST, 0))
+        s.bind((harness.LOCAL_HOST, 0))
         port: int = s.getsockname()[1]
         return port
 
@@ -182,7 +182,7 @@ def _serve(frontend: str, folder: Path, env: dict[str, str]) -> Iterator[Server]
     token, port = secrets.token_hex(16), _free_port()
     command = [
         sys.executable, "-m", "jupyter", frontend, "--no-browser",
-        f"--ServerApp.ip={webcheck.LOCAL_HOST}", f"--ServerApp.port={port}",
+        f"--ServerApp.ip={harness.LOCAL_HOST}", f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0", f"--ServerApp.root_dir={folder}",
         f"--IdentityProvider.token={token}",
         "--ServerApp.allow_root=True",  # a container may run the tests as root
@@ -193,7 +193,7 @@ def _serve(frontend: str, folder: Path, env: dict[str, str]) -> Iterator[Server]
         command = [c for c in command if not c.startswith("--LabApp.")]
     log = (folder.parent / f"{frontend}.log").open("wb")
     process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    server = Server(f"http://{webcheck.LOCAL_HOST}:{port}/", token, folder)
+    server = Server(f"http://{harness.LOCAL_HOST}:{port}/", token, folder)
     try:
         deadline = time.monotonic() + TIMEOUT / 1000
         while True:  # until the server answers (or has died)
@@ -283,7 +283,7 @@ def test_the_saved_text_is_format_graphs_tree(
 
 
 def test_an_untrusted_notebook_shows_the_text_tree_and_the_hint(
-    frontend: tuple[str, Server], new_context: webcheck.ContextFactory,
+    frontend: tuple[str, Server], new_context: harness.ContextFactory,
     artifacts: Path,
 ) -> None:  # fmt: skip
     from autograd_notes._notebook import HINT
@@ -309,7 +309,7 @@ def test_an_untrusted_notebook_shows_the_text_tree_and_the_hint(
 
 
 def test_a_trusted_notebook_shows_the_view_sized_to_it(
-    frontend: tuple[str, Server], new_context: webcheck.ContextFactory
+    frontend: tuple[str, Server], new_context: harness.ContextFactory
 ) -> None:
     name, server = frontend
     context = new_context(color_scheme="light", viewport=TALL)
@@ -339,7 +339,7 @@ def test_a_trusted_notebook_shows_the_view_sized_to_it(
 
 
 def test_a_search_pans_to_a_match_out_of_sight(
-    lab: Server, new_context: webcheck.ContextFactory
+    lab: Server, new_context: harness.ContextFactory
 ) -> None:
     page = _open(
         new_context(color_scheme="light"), lab.page_url("lab", "trusted.ipynb")
@@ -362,7 +362,7 @@ def test_a_search_pans_to_a_match_out_of_sight(
 
 
 def test_the_dark_theme_darkens_the_view(
-    lab: Server, new_context: webcheck.ContextFactory, artifacts: Path
+    lab: Server, new_context: harness.ContextFactory, artifacts: Path
 ) -> None:
     lab.api(
         "PUT", f"lab/api/settings/{THEMES}", {"raw": '{"theme": "JupyterLab Dark"}'}
@@ -381,7 +381,7 @@ def test_the_dark_theme_darkens_the_view(
 
 
 def test_the_sites_dark_theme_darkens_the_view(
-    notebooks: tuple[Path, dict[str, str]], new_context: webcheck.ContextFactory
+    notebooks: tuple[Path, dict[str, str]], new_context: harness.ContextFactory
 ) -> None:
     """The site's pages (pydata-sphinx-theme: ``<html data-theme>``), the
     output as sphinx-gallery writes it into a page."""
@@ -401,7 +401,7 @@ def test_the_sites_dark_theme_darkens_the_view(
 
 
 def test_tutorial_10_shows_no_traceback_and_no_path(
-    lab: Server, new_context: webcheck.ContextFactory
+    lab: Server, new_context: harness.ContextFactory
 ) -> None:
     cells = _saved(lab.folder, "tutorial10.ipynb")["cells"]
     outputs = [o for c in cells if c["cell_type"] == "code" for o in c["outputs"]]

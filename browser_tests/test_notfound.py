@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import harness
 import pytest
-import webcheck
 from playwright.sync_api import BrowserContext, Route
 
 MISSING = ["missing.html", "tutorials/missing.html", "a/b/c/missing/"]
@@ -32,7 +32,7 @@ def test_the_404_page_works_at_any_depth(
         route.fulfill(status=404, body=body, content_type="text/html; charset=utf-8")
 
     context.route(url, not_found)  # as GitHub Pages and Read the Docs serve it
-    page, visit = webcheck.open_page(context, url)
+    page, visit = harness.open_page(context, url)
     # Only the page itself is a 404 (and the console says so); nothing it loads.
     own = (f" {url}", f"[{url}]")
     assert [p for p in visit.problems() if not p.endswith(own)] == []

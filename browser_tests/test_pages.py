@@ -8,6 +8,7 @@ import html
 import re
 from pathlib import Path
 
+import harness
 import pytest
 import webcheck
 
@@ -36,7 +37,7 @@ def test_math_renders_offline(
 ):
     """MathJax comes from _static (sphinx-mathjax-offline) and typesets the math
     of every page that has some (checked in the page's one load: ``math``)."""
-    pages = webcheck.math_pages(edition_site)
+    pages = harness.math_pages(edition_site)
     assert pages, f"no page of the {edition} edition has math: the check is empty"
     problems = [
         f"{page_path}: {problem}"
@@ -63,12 +64,12 @@ def test_landing_page_title_names_the_site_once(edition_site: Path, edition: str
 
 @pytest.mark.parametrize("width", [390, 1280])
 def test_tutorial_01_is_one_click_from_the_landing_page(
-    new_context: webcheck.ContextFactory, edition_url: str, width: int
+    new_context: harness.ContextFactory, edition_url: str, width: int
 ):
     """A link to tutorial 01, in the first screen of the landing page: a
     button, not a word in the prose."""
     context = new_context(viewport={"width": width, "height": 800})
-    page, visit = webcheck.open_page(context, edition_url + "index.html")
+    page, visit = harness.open_page(context, edition_url + "index.html")
     start = page.locator("article a.sd-btn[href$='01_one_training_step.html']")
     assert start.count() == 1
     box = start.bounding_box()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import webcheck
+import harness
 from playwright.sync_api import BrowserContext
 
 # The tutorials' addresses as published before "01_one_training_step" came
@@ -34,7 +34,7 @@ OLD = [
 def test_every_old_address_leads_to_its_new_page(
     context: BrowserContext, edition_url: str, edition_site: Path
 ):
-    found = webcheck.redirect_pages(edition_site)
+    found = harness.redirect_pages(edition_site)
     assert found == [f"tutorials/{name}.html" for name in OLD]
     page = context.new_page()
     for name in OLD:

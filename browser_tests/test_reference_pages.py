@@ -16,8 +16,8 @@ import re
 from pathlib import Path
 from urllib.parse import urljoin
 
+import harness
 import pytest
-import webcheck
 from playwright.sync_api import BrowserContext
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,7 +59,7 @@ READ = """() => {
 def test_contents_panel_matches_the_headings(
     context: BrowserContext, edition_url: str, edition: str, page_name: str
 ):
-    page, _ = webcheck.open_page(context, urljoin(edition_url, page_name))
+    page, _ = harness.open_page(context, urljoin(edition_url, page_name))
     found = page.evaluate(READ)
     page.close()
     headings, objects, entries = found["headings"], found["objects"], found["entries"]
@@ -88,7 +88,7 @@ def test_contents_panel_matches_the_headings(
 def test_sidebar_shows_whole_titles(
     context: BrowserContext, edition_url: str, edition: str
 ):
-    page, _ = webcheck.open_page(context, urljoin(edition_url, API_PAGES[0]))
+    page, _ = harness.open_page(context, urljoin(edition_url, API_PAGES[0]))
     cut = page.evaluate(
         """() => [...document.querySelectorAll('.bd-sidebar-primary nav a')]
         .filter((a) => a.offsetParent !== null)
@@ -112,7 +112,7 @@ def test_sidebar_shows_whole_titles(
 def test_a_custom_function_reads_as_it_is_called(
     context: BrowserContext, edition_url: str
 ):
-    page, _ = webcheck.open_page(
+    page, _ = harness.open_page(
         context, urljoin(edition_url, "reference/masked_linear.html")
     )
     lines = page.evaluate(

@@ -9,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+import harness
 import pytest
 import webcheck
 from autograd_site.cjk import han
@@ -83,7 +84,7 @@ def test_search_finds(
         p
         for p in results
         if term.lower()
-        in webcheck.article_text((edition_site / p).read_text(encoding="utf-8")).lower()
+        in harness.article_text((edition_site / p).read_text(encoding="utf-8")).lower()
     ]
     assert about, f"no result of {term!r} has the term in its body: {results}"
     for page in expected_pages(edition_site, term):
@@ -142,7 +143,7 @@ def pages_using(edition_site: Path, name: str) -> list[str]:
     found = []
     for docname in search_index(edition_site)["docnames"]:
         page = f"{docname}.html"
-        text = webcheck.article_text((edition_site / page).read_text(encoding="utf-8"))
+        text = harness.article_text((edition_site / page).read_text(encoding="utf-8"))
         if pattern.search(text) or pattern.search(text.replace(" ", "")):
             found.append(page)
     return found
@@ -166,7 +167,7 @@ def snippets(
     context: BrowserContext, edition_url: str, query: str
 ) -> list[tuple[str, str, bool]]:
     """(href, snippet, described) of each result the search page lists for ``query``."""
-    page, visit = webcheck.open_page(context, edition_url + "search.html?q=" + query)
+    page, visit = harness.open_page(context, edition_url + "search.html?q=" + query)
     # Sphinx lists each result at once and fetches its page for the quote
     # afterwards, so "Search finished" comes before the quotes do: wait until
     # every result is either described or quoted.

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from urllib.parse import urljoin
 
+import harness
 import pytest
 import webcheck
 from playwright.sync_api import BrowserContext, Page
@@ -25,7 +26,7 @@ def choose_mode(page: Page, mode: str) -> None:
 def test_dark_mode_switch(
     context: BrowserContext, edition_url: str, edition_site: Path, edition: str
 ):
-    page, visit = webcheck.open_page(context, urljoin(edition_url, "index.html"))
+    page, visit = harness.open_page(context, urljoin(edition_url, "index.html"))
     assert page.get_attribute("html", "data-theme") == "light"
     light = page.evaluate(BACKGROUND)
 
@@ -35,7 +36,7 @@ def test_dark_mode_switch(
     assert page.evaluate(BACKGROUND) != light, "the page did not get darker"
 
     # The choice is remembered on the next page.
-    other = next(p for p in webcheck.discover_pages(edition_site) if p != "index.html")
+    other = next(p for p in harness.discover_pages(edition_site) if p != "index.html")
     page.goto(urljoin(edition_url, other), wait_until="networkidle")
     assert page.get_attribute("html", "data-theme") == "dark"
 
@@ -45,7 +46,7 @@ def test_dark_mode_switch(
 
 
 def test_copy_button_drops_prompts_and_outputs(
-    new_context: webcheck.ContextFactory,
+    new_context: harness.ContextFactory,
     edition_url: str,
     edition: str,
     prompt_page: str,
@@ -53,7 +54,7 @@ def test_copy_button_drops_prompts_and_outputs(
     """On every ``>>>`` block, the copy button copies the code only: no prompt,
     no output, no traceback."""
     context = new_context(permissions=CLIPBOARD)
-    page, visit = webcheck.open_page(context, urljoin(edition_url, prompt_page))
+    page, visit = harness.open_page(context, urljoin(edition_url, prompt_page))
     blocks = page.locator("div.highlight:has(pre .gp)")
     assert blocks.count() > 0
     wrong = []
@@ -74,16 +75,16 @@ def test_copy_button_drops_prompts_and_outputs(
 
 
 def test_copy_button_on_gallery_code(
-    new_context: webcheck.ContextFactory,
+    new_context: harness.ContextFactory,
     edition_url: str,
     edition_site: Path,
     edition: str,
 ):
     """On a tutorial's code cell, the copy button copies the cell verbatim."""
-    examples = webcheck.example_pages(edition_site)
+    examples = harness.example_pages(edition_site)
     assert examples, "no gallery example to test the copy button on"
     context = new_context(permissions=CLIPBOARD)
-    page, visit = webcheck.open_page(context, urljoin(edition_url, examples[0]))
+    page, visit = harness.open_page(context, urljoin(edition_url, examples[0]))
     block = page.locator("div.highlight-Python").first
     shown = block.locator("pre").inner_text()
     copied = webcheck.copied_text(page, block)
@@ -109,7 +110,7 @@ CJK_GLYPHS_JS = """() => {
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_screenshots(
-    new_context: webcheck.ContextFactory,
+    new_context: harness.ContextFactory,
     edition_url: str,
     edition_site: Path,
     edition: str,
@@ -123,7 +124,7 @@ def test_screenshots(
     With UPDATE_README_SCREENSHOT=1 the light English landing page also
     replaces .github/screenshot.png, the picture in the README.
     """
-    examples = webcheck.example_pages(edition_site)
+    examples = harness.example_pages(edition_site)
     assert examples, "no gallery example to take a screenshot of"
     context = new_context(color_scheme=scheme)
     folder = artifacts / "screenshots"
@@ -131,7 +132,7 @@ def test_screenshots(
     suffix = "" if edition == "en" else f"-{edition}"
     problems = {}  # asserted after the screenshots: they are kept either way
     for name, page_path in [("landing", "index.html"), ("example", examples[0])]:
-        page, visit = webcheck.open_page(context, urljoin(edition_url, page_path))
+        page, visit = harness.open_page(context, urljoin(edition_url, page_path))
         page.evaluate("() => document.fonts.ready.then(() => true)")
         assert page.get_attribute("html", "data-theme") == scheme
         if edition != "en":

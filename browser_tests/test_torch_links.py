@@ -24,7 +24,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import webcheck
+import harness
 from bs4 import BeautifulSoup, Tag
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,7 +107,7 @@ def edition_links(edition_site: Path) -> tuple[Counter[str], list[str]]:
     """How often each PyTorch page is linked in an edition, and the problems."""
     counts: Counter[str] = Counter()
     problems = []
-    for page in webcheck.discover_pages(edition_site):
+    for page in harness.discover_pages(edition_site):
         if page.startswith("_modules/"):
             continue  # viewcode's listings of our own source: not linked
         markup = (edition_site / page).read_text(encoding="utf-8")
@@ -128,5 +128,5 @@ def test_torch_names_link_to_pytorch(edition: str, edition_site: Path) -> None:
 
 
 def test_both_editions_link_the_same_names(site: Path) -> None:
-    en, zh = (edition_links(webcheck.edition_root(site, e))[0] for e in ("en", "zh_CN"))
+    en, zh = (edition_links(harness.edition_root(site, e))[0] for e in ("en", "zh_CN"))
     assert en == zh, {"only en": en - zh, "only zh_CN": zh - en}

@@ -11,7 +11,7 @@
   ``c``, ``ch``, ``cm``) of a ``div.highlight`` with two English words or
   more and no Chinese character. The failure lists each page and comment.
 
-Both walk every page of ``zh_CN/`` (``webcheck.discover_pages``) except the
+Both walk every page of ``zh_CN/`` (``harness.discover_pages``) except the
 highlighted module sources (``_modules/``) and the API docstrings, which stay
 English by design; each prints its counts. ``test_zh_text_detectors_fire``
 feeds both detectors crafted HTML, so a detector that silently stopped
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
-import webcheck
+import harness
 from autograd_site.cjk import HAN, WIDE_CHARACTER, han
 
 EDITION = "zh_CN"
@@ -223,17 +223,17 @@ def english_comments(markup: str) -> list[str]:
 
 def zh_pages(site: Path) -> list[str]:
     """Every page of the zh edition, but the highlighted module sources."""
-    root = webcheck.edition_root(site, EDITION)
-    return [p for p in webcheck.discover_pages(root) if not p.startswith("_modules/")]
+    root = harness.edition_root(site, EDITION)
+    return [p for p in harness.discover_pages(root) if not p.startswith("_modules/")]
 
 
 def _read(site: Path, page: str) -> str:
-    return (webcheck.edition_root(site, EDITION) / page).read_text(encoding="utf-8")
+    return (harness.edition_root(site, EDITION) / page).read_text(encoding="utf-8")
 
 
 def test_zh_no_space_between_chinese_and_inline_markup(site: Path) -> None:
     pages = zh_pages(site)
-    assert pages, f"no pages in {webcheck.edition_root(site, EDITION)}"
+    assert pages, f"no pages in {harness.edition_root(site, EDITION)}"
     problems: dict[str, list[str]] = {}
     spans: Counter[str] = Counter()
     for page in pages:
@@ -258,7 +258,7 @@ def test_zh_no_space_between_chinese_and_inline_markup(site: Path) -> None:
 
 def test_zh_code_comments_are_chinese(site: Path) -> None:
     pages = zh_pages(site)
-    assert pages, f"no pages in {webcheck.edition_root(site, EDITION)}"
+    assert pages, f"no pages in {harness.edition_root(site, EDITION)}"
     english: dict[str, list[str]] = {}
     comments = chinese = 0
     for page in pages:
@@ -356,9 +356,9 @@ def test_chinese_titles_space_latin_words(site: Path):
     """In a Chinese title read as text, a Latin word (autograd, backward(),
     PyTorch 2.14) stands one space from the Chinese around it, as the
     catalogs' prose writes it."""
-    root = webcheck.edition_root(site, "zh_CN")
+    root = harness.edition_root(site, "zh_CN")
     glued, spaced = [], 0
-    for path in webcheck.discover_pages(root):
+    for path in harness.discover_pages(root):
         for text in titles_as_text((root / path).read_text(encoding="utf-8")):
             if HAN_NEXT_TO_LATIN.search(text):
                 glued.append(f"{path}: {text.strip()}")

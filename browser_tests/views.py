@@ -5,7 +5,7 @@ editions on a phone (390 px) and on a desktop (1280 px). :class:`PageViews`
 loads each (edition, page, width) once, in one browser context per width kept
 for the session, and takes every measurement both files need from that load:
 
-* ``load``: what went wrong while the page loaded (:meth:`webcheck.Visit.problems`);
+* ``load``: what went wrong while the page loaded (:meth:`harness.Visit.problems`);
 * ``layout``: :func:`layout`, what overflows the viewport or its box (read
   by ``test_layout.py``);
 * ``pictures``: :func:`pictures`, every ``<img>`` as the page shows it
@@ -20,6 +20,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+import harness
 import webcheck
 from playwright.sync_api import Browser, BrowserContext, Page
 
@@ -234,7 +235,7 @@ def sized_context(browser: Browser, size: str) -> BrowserContext:
         device_scale_factor=2 if phone else 1,
         color_scheme="light",
     )
-    webcheck.block_external(context)
+    harness.block_external(context)
     return context
 
 
@@ -268,7 +269,7 @@ class PageViews:
         return self.contexts[size]
 
     @staticmethod
-    def measure(page: Page, visit: webcheck.Visit, size: str) -> dict[str, Any]:
+    def measure(page: Page, visit: harness.Visit, size: str) -> dict[str, Any]:
         """The view of the loaded ``page`` at ``size``."""
         return {
             "layout": layout(page, WIDTHS[size]),
@@ -284,7 +285,7 @@ class PageViews:
             self.wait(edition, path)
         if key not in self.views:
             url = webcheck.page_url(self.base, edition, path)
-            page, visit = webcheck.open_page(self.context(size), url)
+            page, visit = harness.open_page(self.context(size), url)
             try:
                 self.views[key] = self.measure(page, visit, size)
             finally:
@@ -292,7 +293,7 @@ class PageViews:
         return self.views[key]
 
     def keep(
-        self, edition: str, path: str, size: str, page: Page, visit: webcheck.Visit
+        self, edition: str, path: str, size: str, page: Page, visit: harness.Visit
     ) -> None:
         """Measure and keep the view of a page loaded elsewhere, in a context
         like ``sized_context(browser, size)``'s. If measuring it fails, nothing
