@@ -14,7 +14,11 @@ whole page of the view. On each page of :data:`PAGES`, in both editions:
 * searching for the kind of a node hidden in a fold finds every node of that
   kind (the list of results), marks the boxes that hold
   them, and a result opens the way to its node;
-* on a phone (390 px) neither the page nor the view overflows sideways.
+* on a phone (390 px) neither the page nor the view overflows sideways;
+* the script decodes the page's data as ``autograd_notes.view_data.read_page``
+  does (every item, node kind, owner and input), and its layout
+  (``AN_LAYERS``) gives the rows ``autograd_notes.layout.layers`` gives, on the
+  same graphs, cycles included.
 
 Add a page to :data:`PAGES` to check its view too (the first view of the page
 is the one checked).
@@ -22,6 +26,7 @@ is the one checked).
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import harness
@@ -29,6 +34,9 @@ import pytest
 import webcheck
 from playwright.sync_api import BrowserContext, Frame, Page
 from views import sized_context
+
+from autograd_notes.layout import layers
+from autograd_notes.view_data import read_page
 
 # Pages (paths within an edition) that show an interactive graph view.
 PAGES = [
@@ -107,7 +115,7 @@ def test_the_view_renders_offline_and_passes_axe(
     _, frame, visit, framed = open_view(context, url)
     data = frame.evaluate(DATA_JS)
     assert boxes(frame) == data["tops"] > 0
-    tops = [f"{row[2]} {row[3]}" for row in data["items"][: data["tops"]]]
+    tops = [f"{row['label']} {row['title']}" for row in data["items"][: data["tops"]]]
     assert sorted(labels(frame)) == sorted(tops)
     assert frame.locator("#an-search").is_visible()
     # recorded without anomaly mode: the panel says what the view cannot tell
@@ -154,7 +162,9 @@ def test_search_finds_a_kind_hidden_in_a_fold(
     shown = {
         data["kind"][n]
         for n in range(data["nodes"])
-        if owner[n] >= 0 and items[owner[n]][1] == "node" and items[owner[n]][0] < 0
+        if owner[n] >= 0
+        and items[owner[n]]["kind"] == "node"
+        and items[owner[n]]["parent"] < 0
     }
     hidden = [
         k
@@ -179,6 +189,84 @@ def test_search_finds_a_kind_hidden_in_a_fold(
     label = selected.get_attribute("aria-label") or ""
     assert label.startswith(results[0].split(" in ")[0]), (label, results[0])
     assert boxes(frame) > before
+    no_requests(visit, framed)
+
+
+# Every node and item as the script decoded them, for read_page's answers.
+DECODED_JS = """() => {
+  const v = window.anView, inputs = [];
+  for (let n = 0; n < v.kind.length; n++) {
+    inputs.push(Array.from(v.inputs.slice(v.starts[n], v.starts[n + 1])));
+  }
+  return {lang: document.documentElement.lang, items: v.items,
+          owner: Array.from(v.owner), kind: Array.from(v.kind, k => v.kinds[k]),
+          inputs: inputs, module: Array.from(v.kind, (_, n) => v.module(n)),
+          root: v.root};
+}"""
+
+
+@pytest.mark.parametrize("page_name", PAGES)
+def test_the_script_decodes_the_page_as_read_page_does(
+    context: BrowserContext, url: str
+) -> None:
+    page, frame, visit, framed = open_view(context, url)
+    srcdoc = page.locator(VIEW).first.get_attribute("srcdoc")
+    assert srcdoc is not None
+    expected = read_page(srcdoc)
+    decoded = frame.evaluate(DECODED_JS)
+    assert decoded["lang"] == "en"  # read_page writes the script's English texts
+    assert [tuple(item.values()) for item in decoded["items"]] == expected.items
+    assert decoded["kind"] == expected.kind
+    assert decoded["owner"] == expected.owner
+    assert decoded["inputs"] == expected.inputs
+    assert decoded["module"] == expected.module
+    assert decoded["root"] == expected.data["root"]
+    no_requests(visit, framed)
+
+
+def _random_graphs(count: int) -> list[tuple[list[list[int]], int]]:
+    """Seeded graphs of 1 to 14 boxes, with and without cycles, and a root each."""
+    rng = random.Random(0)
+    graphs = []
+    for g in range(count):
+        boxes = rng.randint(1, 14)
+        out = [
+            rng.sample(range(boxes), rng.randint(0, min(3, boxes)))
+            for _ in range(boxes)
+        ]
+        if g % 2:  # every other graph: links only down the walk order, no cycle
+            out = [[t for t in targets if t > b] for b, targets in enumerate(out)]
+        graphs.append((out, rng.randrange(boxes)))
+    return graphs
+
+
+def _has_cycle(out: list[list[int]]) -> bool:
+    incoming = [0] * len(out)
+    for targets in out:
+        for t in targets:
+            incoming[t] += 1
+    ready = [b for b, k in enumerate(incoming) if k == 0]
+    done = 0
+    while ready:
+        b = ready.pop()
+        done += 1
+        for t in out[b]:
+            incoming[t] -= 1
+            if incoming[t] == 0:
+                ready.append(t)
+    return done < len(out)
+
+
+@pytest.mark.parametrize("page_name", PAGES[:1])
+def test_the_scripts_layout_is_the_packages(context: BrowserContext, url: str) -> None:
+    _, frame, visit, framed = open_view(context, url)
+    cases = _random_graphs(300)
+    cycles = sum(_has_cycle(out) for out, _ in cases)
+    assert 100 < cycles <= 150, cycles  # both kinds, many of each
+    rows = frame.evaluate(
+        "cases => cases.map(c => Array.from(AN_LAYERS(c[0], c[1])))", cases
+    )
+    assert rows == [layers(out, root) for out, root in cases]
     no_requests(visit, framed)
 
 
@@ -214,7 +302,7 @@ ENGLISH_JS = r"""() => {
     .map(w => w.toLowerCase());
   const zh = new Set(Object.values(v.ui.zh).flatMap(words));
   const names = [...v.kinds, ...Object.values(v.names)];
-  v.items.forEach(r => names.push(r[2], r[5] || ""));
+  v.items.forEach(r => names.push(r.label, r.path || ""));
   for (let n = 0; n < v.kind.length; n++) names.push(v.module(n) || "");
   const label = new Set(names.flatMap(words));
   const english = new Set(Object.values(v.ui.en).flatMap(words)

@@ -299,14 +299,14 @@ with track_modules(model) as trace:
 view = to_html((out**2).mean(), modules=trace)
 # sphinx_gallery_start_ignore
 import html
-import json
-import re
 import tempfile
 from pathlib import Path
 
-_data = re.search(r'id="an-data">(.*?)</script>', view.html, re.S).group(1)
-_data = json.loads(_data)
-_tops = [f"{row[2]} {row[3]}" for row in _data["items"][: _data["tops"]]]
+from autograd_notes.view_data import read_page
+
+_data = read_page(view.html)  # the page's data, as its script reads it
+_top_items = _data.items[: _data.data["tops"]]
+_tops = [f"{item.label} {item.title}" for item in _top_items]
 _tree = format_graph((out**2).mean(), modules=trace, depth=1)
 assert _tops == [line.split("  (")[0] for line in _tree.splitlines()], _tops
 assert "[3] 1–3 × 3" in _tops, _tops
@@ -314,7 +314,7 @@ assert "[4] 0" in _tops, _tops
 _addmm = {trace.path_of(n): n for n in walk_graph(out) if "Addmm" in n.name()}
 assert _addmm["0.0"].next_functions[1] == (None, 0)  # the data: no gradient
 assert _addmm["1.0"].next_functions[1][0] is not None
-assert [row[1] for row in _data["items"][:5]].count("fold") == 1
+assert [item.kind for item in _top_items].count("fold") == 1
 assert "http" not in view.html.lower()  # nothing is fetched
 assert view.html in html.unescape(view._repr_html_())
 with tempfile.TemporaryDirectory() as _dir:

@@ -1,14 +1,16 @@
 """The items of ``to_html``'s page: what each box is, and which nodes it holds.
 
-Each item is a row ``[parent, kind, label, title, note, path]``: the
-top-level entries first (``kind`` "node", "run", "module", "fold", or
-"nodes": a long stretch of entries outside modules, see
-``autograd_notes.runs``), then, below a module, its submodules, folds and
-(where it has many nodes of its own) a box of them. ``owner`` gives each
-node's item; view.js makes the rest (calls of folds, boxes of nodes).
+Each item is an :class:`Item`: the top-level entries first (``kind``
+"node", "run", "module", "fold", or "nodes": a long stretch of entries
+outside modules, see ``autograd_notes.runs``), then, below a module, its
+submodules, folds and (where it has many nodes of its own) a box of them.
+``owner`` gives each node's item; view.js makes the rest (calls of folds,
+boxes of nodes).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from autograd_notes.fold import Fold, fold_title
 from autograd_notes.labels import Names, visible
@@ -16,12 +18,29 @@ from autograd_notes.runs import MIN_STRETCH, stretches, summary
 from autograd_notes.view import View, entry_parts, fold_summary
 
 
+class Item(NamedTuple):
+    """A box of the page that opens (or one node outside modules, ``"node"``).
+
+    ``parent`` is an item index (-1: the top level); ``kind`` one of
+    "node", "run", "module", "fold", "nodes", and the script's "call" and
+    "calls"; ``label`` the numbering of :func:`.format_graph` (top level
+    only); ``path`` the module path (None: not one module).
+    """
+
+    parent: int
+    kind: str
+    label: str
+    title: str
+    note: str
+    path: str | None
+
+
 def _depth(path: str) -> int:
     return 0 if not path else path.count(".") + 1
 
 
 class Tree:
-    """Groups (rows ``[parent, kind, label, title, note, path]``) and owners.
+    """Groups (:class:`Item` rows) and owners.
 
     The tree of the page (``owner`` by walk index), or the template of one
     call of a fold (parent -1: the call itself).
@@ -32,7 +51,7 @@ class Tree:
     ) -> None:
         self.view = view
         self.stretch = stretch  # many nodes of one module: a box of nodes
-        self.rows: list[list[object]] = []
+        self.rows: list[Item] = []
         self.owner: dict[int, int] = {}
         self.module_of = view.module_of or [None] * len(view.graph.nodes)
         self.folds, self.fold_of = folds, fold_of
@@ -40,8 +59,14 @@ class Tree:
 
     def add(self, parent: int, kind: str, label: str, title: str, note: str,
             path: str | None) -> int:  # fmt: skip
-        self.rows.append([parent, kind, label, title, note, path])
+        self.rows.append(Item(parent, kind, label, title, note, path))
         return len(self.rows) - 1
+
+    def template(self, path: str, nodes: list[int]) -> Tree:
+        """The items of one call of a fold of module ``path``, made of ``nodes``."""
+        call = Tree(self.view, self.folds, self.fold_of, stretch=False)
+        call.split(-1, path, nodes)
+        return call
 
     def open_fold(self, item: int, fold: Fold) -> None:
         """Record ``item`` as ``fold`` (its calls come from a template); its leaves."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import re
 from collections.abc import Callable
 
@@ -23,6 +22,7 @@ from autograd_notes import (
 )
 from autograd_notes.labels import index_names
 from autograd_notes.view import build_view
+from autograd_notes.view_data import read_page
 
 from .helpers import (
     dot_structure,
@@ -186,8 +186,8 @@ def test_calls_that_differ_do_not_fold_when_saved_values_are_unread(how: str) ->
         text = format_graph(loss, modules=trace, depth=depth)
         assert re.findall(r"\] (h\.\S+ × \d+)", text) == ["h.0–h.1 × 2"], text
     page = to_html(loss, modules=trace)
-    data = json.loads(re.findall(r'id="an-data">(.*?)</script>', page.html)[0])
-    assert [item[3] for item in data["items"] if item[1] == "fold"] == ["h.0–h.1 × 2"]
+    items = read_page(page.html).items
+    assert [item.title for item in items if item.kind == "fold"] == ["h.0–h.1 × 2"]
     assert ran == []  # no unpack hook, no recomputed forward
 
 

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import random
 import re
 import zlib
@@ -17,6 +16,7 @@ import autograd_notes.view_html as view_html
 from autograd_notes import diff_graphs, format_graph, to_html, track_modules, walk_graph
 from autograd_notes._notebook import HINT, MOST_LINES
 from autograd_notes.labels import visible
+from autograd_notes.view_data import PageGraph, SavedValue, read_page
 from autograd_notes.view_html import GraphHtml
 from autograd_notes.walk import walk
 
@@ -39,134 +39,9 @@ def _stack() -> tuple[torch.nn.Module, torch.Tensor]:
     return model, torch.randn(3, 4)
 
 
-def _ints(x: Any, alphabet: str = "") -> list[int]:
-    """A list of view.js's data: as it is, evenly spaced pieces, or patterns."""
-    if isinstance(x, list):
-        return x
-    if "s" in x:
-        s = x["s"]
-        return [
-            s[i] + k * s[i + 1] for i in range(0, len(s), 3) for k in range(s[i + 2])
-        ]
-    found: list[int] = []
-    for pattern, times in zip(x["r"][::2], x["r"][1::2], strict=True):
-        if isinstance(pattern, str):
-            pattern = [alphabet.index(c) for c in pattern]
-        found += pattern * times
-    return found
-
-
-def _stretches(d: dict[str, Any], items: list[Any], owner: list[int]) -> None:
-    """Open each box of many nodes into boxes of nodes, as view.js does."""
-    members: dict[int, list[int]] = {}
-    for n in range(len(d["walk_index"])):
-        if owner[n] >= 0 and d["items"][owner[n]][1] == "nodes":
-            members.setdefault(owner[n], []).append(n)
-    spread, walk = d["spread"], d["walk_index"]
-    for item, nodes in members.items():
-        span, stack = 1, []
-        while -(-len(nodes) // span) > spread:
-            span *= spread
-        if span == 1:
-            continue
-
-        def kids(
-            parent: int, lo: int, hi: int, sp: int, stack: list[Any] = stack
-        ) -> None:
-            for a in range(-(-(hi - lo) // sp) - 1, -1, -1):
-                stack.append((parent, lo + a * sp, min(hi, lo + (a + 1) * sp), sp))
-
-        kids(item, 0, len(nodes), span)
-        while stack:
-            parent, lo, hi, sp = stack.pop()
-            box = len(items)
-            if sp > spread:
-                kids(box, lo, hi, sp // spread)
-            else:
-                for m in range(lo, hi):
-                    owner[nodes[m]] = box
-            first, last = walk[nodes[lo]], walk[nodes[hi - 1]]
-            items.append([parent, "nodes", "", f"nodes {first:,}–{last:,}",
-                          f"{hi - lo:,} nodes", None])  # fmt: skip
-
-
-def _calls(d: dict[str, Any], f: dict[str, Any], items: list[Any]) -> list[int]:
-    """Append a fold's call items (in boxes of calls, as view.js); each call's item."""
-    at, index, spread = _ints(f["at"]), _ints(f["call"]), d["spread"]
-    span, found = 1, [0] * f["n"]
-    while -(-f["n"] // span) > spread:
-        span *= spread
-    stack: list[tuple[int, int, int, int]] = []
-
-    def kids(parent: int, lo: int, hi: int, sp: int) -> None:
-        for a in range(-(-(hi - lo) // sp) - 1, -1, -1):
-            stack.append((parent, lo + a * sp, min(hi, lo + (a + 1) * sp), sp))
-
-    kids(f["item"], 0, f["n"], span)
-    while stack:
-        parent, lo, hi, sp = stack.pop()
-        path = d["paths"][at[lo]]
-        if sp == 1:
-            found[lo] = len(items)
-            title = f"{path or 'the model'} (call {index[lo]:,})"
-            items.append([parent, "call", "", title, f"call: {f['m']:,} nodes", path])
-            for s in f["subs"]:
-                up = found[lo] if s[0] < 0 else found[lo] + 1 + s[0]
-                items.append([up, s[1], "", path + s[2], s[3], path + s[4]])
-            continue
-        kids(len(items), lo, hi, sp // spread)
-        what = f"calls {index[lo]:,}–{index[hi - 1]:,} of {path}"  # one path here
-        items.append([parent, "calls", "", what, f"{hi - lo:,} calls", None])
-    return found
-
-
-def _data(page: GraphHtml) -> dict[str, Any]:
-    """The page's data, with every node and item spelled out as view.js does."""
-    found = re.search(r'<script type="application/json" id="an-data">(.*?)</script>',
-                      page.html, re.S)  # fmt: skip
-    assert found is not None
-    d: dict[str, Any] = json.loads(found.group(1))
-    items = list(d["items"])
-    types = [d["types"][t] for t in _ints(d["type"], d["alphabet"])]
-    columns = [_ints(c, d["alphabet"]) for c in d["input"]]
-    flat, taken = [], [0] * len(columns)
-    for t in types:  # each node's offsets: a first one, a second one, ...
-        for slot in range(t[1]):
-            flat.append(columns[slot][taken[slot]])
-            taken[slot] += 1
-    real = len(types)
-    owner, kind = _ints(d["owner"], d["alphabet"]), [d["kinds"][t[0]] for t in types]
-    module = [d["paths"][t[2]] for t in types]
-    saved = [d["saves"][t[3]] for t in types]
-    d["walk_index"] = _ints(d["walk"], d["alphabet"])
-    inputs: list[list[int]] = []
-    k = 0
-    for n, t in enumerate(types):
-        inputs.append([n + x for x in flat[k : k + t[1]]])
-        k += t[1]
-    base = real
-    for f in d["folds"]:
-        at, ext = _ints(f["at"]), [_ints(e) for e in f["ext"]]
-        fixed = {(j, p): d["paths"][x] for j, p, x in f["fix"]}
-        calls = _calls(d, f, items)
-        for j in range(f["n"]):
-            path, call = d["paths"][at[j]], calls[j]
-            k = 0
-            for p in range(f["m"]):
-                kind.append(d["kinds"][f["kind"][p]])
-                owner.append(call if f["owner"][p] < 0 else call + 1 + f["owner"][p])
-                module.append(fixed.get((j, p), path + f["rel"][p]))
-                saved.append(d["saves"][f["save"][p]])
-                row = []
-                for c in f["input"][k : k + f["degree"][p]]:
-                    row.append(base + c if c >= 0 else ext[-1 - c][j])
-                k += f["degree"][p]
-                inputs.append(row)
-            base += f["m"]
-    _stretches(d, items, owner)
-    d.update(items=items, owner=owner, kind_names=kind, module=module, saved=saved,
-             inputs=inputs)  # fmt: skip
-    return d
+def _data(page: GraphHtml) -> PageGraph:
+    """Every node and item of the page, as view.js decodes them."""
+    return read_page(page.html)
 
 
 def _traced() -> tuple[torch.Tensor, object]:
@@ -198,35 +73,39 @@ def test_the_top_level_is_format_graph_at_depth_1_with_its_numbering() -> None:
     loss, trace = _traced()
     text = format_graph(loss, modules=trace, depth=1)  # type: ignore[arg-type]
     data = _data(to_html(loss, modules=trace))  # type: ignore[arg-type]
-    items = data["items"]
+    items = data.items
     assert isinstance(items, list)
-    tops = [item for item in items if item[0] == -1]
-    assert len(tops) == data["tops"] == len(text.splitlines())
+    tops = [item for item in items if item.parent == -1]
+    assert len(tops) == data.data["tops"] == len(text.splitlines())
     for line, (_, _, label, title, note, _) in zip(
         text.splitlines(), tops, strict=True
     ):
         shown = f"{label} {title}" + (f"  ({note})" if note else "")
         assert line.startswith(shown), (line, shown)
     # module 1 (one call) opens to the five blocks as one fold
-    [one] = [i for i, item in enumerate(items) if item[3] == "1" and item[0] == -1]
-    assert [item[3] for item in items if item[0] == one] == ["1.0–1.4 × 5"]
+    [one] = [
+        i for i, item in enumerate(items) if item.title == "1" and item.parent == -1
+    ]
+    assert [item.title for item in items if item.parent == one] == ["1.0–1.4 × 5"]
 
 
 def test_every_node_belongs_to_an_item_and_a_fold_opens_to_its_calls() -> None:
     loss, trace = _traced()
     data = _data(to_html(loss, modules=trace))  # type: ignore[arg-type]
-    items, owner = data["items"], data["owner"]
+    items, owner = data.items, data.owner
     assert isinstance(items, list)
     assert isinstance(owner, list)
     assert min(owner) >= 0
-    assert all(item[0] < i for i, item in enumerate(items))  # parents come first
-    [fold] = [i for i, item in enumerate(items) if item[1] == "fold"]
-    calls = [item[3] for item in items if item[0] == fold and item[1] == "call"]
+    assert all(item.parent < i for i, item in enumerate(items))  # parents come first
+    [fold] = [i for i, item in enumerate(items) if item.kind == "fold"]
+    calls = [
+        item.title for item in items if item.parent == fold and item.kind == "call"
+    ]
     assert calls == [f"1.{k} (call 0)" for k in range(5)]
     [params] = [
-        i for i, item in enumerate(items) if item[0] == fold and item[1] == "run"
+        i for i, item in enumerate(items) if item.parent == fold and item.kind == "run"
     ]
-    assert items[params][3] == "parameters"
+    assert items[params].title == "parameters"
     assert sum(o == params for o in owner) == 10  # the blocks' weights and biases
 
 
@@ -236,14 +115,15 @@ def test_without_a_trace_the_entries_are_the_plain_view() -> None:
     for _ in range(10):
         z = z * 1.5
     data = _data(to_html(z))
-    items = data["items"]
+    items = data.items
     assert isinstance(items, list)
-    assert [(i[2], i[3]) for i in items] == [
+    assert [(i.label, i.title) for i in items] == [
         ("[0-9]", "MulBackward0 ×10"),
         ("[10]", "AccumulateGrad"),
     ]
     # each MulBackward0 saved the wrapped scalar 1.5: 0-dim, float64, 8 bytes
-    assert data["saved"] == [[[[], "float64", 8]]] * 10 + [[]]
+    scalar = SavedValue(shape=[], dtype="float64", bytes=8)
+    assert data.saved == [[scalar]] * 10 + [[]]
 
 
 def test_the_static_svg_shows_the_top_level() -> None:
@@ -251,7 +131,7 @@ def test_the_static_svg_shows_the_top_level() -> None:
     page = to_html(loss, modules=trace)  # type: ignore[arg-type]
     assert "<noscript><svg " in page.html
     assert page.svg.startswith('<svg xmlns="http://www.w3.org/2000/svg" ')
-    assert page.svg.count("<rect ") == _data(page)["tops"]
+    assert page.svg.count("<rect ") == _data(page).data["tops"]
 
 
 def test_repr_html_and_save(tmp_path: Path) -> None:
@@ -291,32 +171,32 @@ def _clicks(data: dict[str, Any]) -> list[int]:
     A top-level entry shows without a click; opening an item shows its
     children. A ``node`` item is the node itself: nothing to open.
     """
-    items, found = data["items"], []
-    for o in data["owner"]:
+    items, found = data.items, []
+    for o in data.owner:
         chain = []
         while o >= 0:
             chain.append(o)
-            o = items[o][0]
-        found.append(sum(items[i][1] != "node" for i in chain))
+            o = items[o].parent
+        found.append(sum(items[i].kind != "node" for i in chain))
     return found
 
 
 def _edges(data: dict[str, Any]) -> Counter[tuple[str, str]]:
-    kinds = data["kind_names"]
+    kinds = data.kind
     return Counter(
-        (kinds[n], kinds[k]) for n, row in enumerate(data["inputs"]) for k in row
+        (kinds[n], kinds[k]) for n, row in enumerate(data.inputs) for k in row
     )
 
 
 def test_gpt2_shape_twelve_blocks_one_fold_every_node_within_3_clicks() -> None:
     trace, loss = gpt_loss()
     data = _data(to_html(loss, modules=trace))
-    tops = [item for item in data["items"] if item[0] == -1]
-    assert len(tops) == data["tops"] <= 12
-    assert [t[3] for t in tops if t[1] == "fold"] == ["h.0–h.11 × 12"]
-    [fold] = data["folds"]
-    assert fold["n"] == 12  # stored once: one template call of fold["m"] nodes
-    assert len(data["walk_index"]) + 12 * fold["m"] == len(walk_graph(loss))
+    tops = [item for item in data.items if item.parent == -1]
+    assert len(tops) == data.data["tops"] <= 12
+    assert [t.title for t in tops if t.kind == "fold"] == ["h.0–h.11 × 12"]
+    [fold] = data.data["folds"]
+    assert fold["calls"] == 12  # stored once: one template call of fold["size"] nodes
+    assert len(data.walk) + 12 * fold["size"] == len(walk_graph(loss))
     clicks = _clicks(data)
     assert len(clicks) == len(walk_graph(loss))
     assert max(clicks) <= 3, Counter(clicks)
@@ -328,7 +208,7 @@ def test_the_page_holds_the_graph_the_walk_finds() -> None:
         data = _data(to_html(loss, modules=trace))  # type: ignore[arg-type]
         nodes = walk_graph(loss)
         kinds = [type(fn).__name__ for fn in nodes]
-        assert Counter(data["kind_names"]) == Counter(kinds)
+        assert Counter(data.kind) == Counter(kinds)
         walked = Counter(
             (type(fn).__name__, type(k).__name__)
             for fn in nodes
@@ -337,25 +217,28 @@ def test_the_page_holds_the_graph_the_walk_finds() -> None:
         )
         assert _edges(data) == walked
         paths = Counter(trace.path_of(fn) for fn in nodes)  # type: ignore[attr-defined]
-        assert Counter(data["module"]) == paths
+        assert Counter(data.module) == paths
 
 
 def test_lstm_500_steps_is_at_most_10_entries_and_a_long_run_is_one_fold() -> None:
     trace, loss = lstm_loss(500, learned_start=False)
     data = _data(to_html(loss, modules=trace))
-    assert data["tops"] <= 10
+    assert data.data["tops"] <= 10
     trace, loss = lstm_loss(2_000, learned_start=True)
     page = to_html(loss, modules=trace)
     data = _data(page)
-    tops = [item for item in data["items"] if item[0] == -1]
-    assert [t[3] for t in tops if t[1] == "fold"] == ["cell × 2,000"]
-    [fold] = data["folds"]
-    assert (fold["n"], fold["m"]) == (2_000, 15)
-    calls = [item[3] for item in data["items"] if item[1] == "call"]
+    tops = [item for item in data.items if item.parent == -1]
+    assert [t.title for t in tops if t.kind == "fold"] == ["cell × 2,000"]
+    [fold] = data.data["folds"]
+    assert (fold["calls"], fold["size"]) == (2_000, 15)
+    calls = [item.title for item in data.items if item.kind == "call"]
     assert (calls[0], calls[-1]) == ("cell (call 0)", "cell (call 1,999)")
     # it opens to 40 boxes of 50 calls each, and each of those to its calls
-    ranges = [item for item in data["items"] if item[1] == "calls"]
-    assert [r[3] for r in ranges[:2]] == ["calls 0–49 of cell", "calls 50–99 of cell"]
+    ranges = [item for item in data.items if item.kind == "calls"]
+    assert [r.title for r in ranges[:2]] == [
+        "calls 0–49 of cell",
+        "calls 50–99 of cell",
+    ]
     assert len(ranges) == 40
     assert max(_clicks(data)) == 3  # the fold, a box of calls, a call
     # stored once: 2,000 steps take the bytes of 20 (but for the numbers)
@@ -369,15 +252,15 @@ def test_the_parameters_a_fold_shares_with_another_call_draw_no_loop() -> None:
     fold of the others use the same parameters, which are neither's."""
     trace, loss = lstm_loss(500, learned_start=False)
     data = _data(to_html(loss, modules=trace))
-    items = data["items"]
+    items = data.items
     top = []
-    for o in data["owner"]:
-        while items[o][0] >= 0:
-            o = items[o][0]
+    for o in data.owner:
+        while items[o].parent >= 0:
+            o = items[o].parent
         top.append(o)
-    links = {(top[n], top[k]) for n, row in enumerate(data["inputs"]) for k in row}
+    links = {(top[n], top[k]) for n, row in enumerate(data.inputs) for k in row}
     assert not has_cycle([(a, b) for a, b in links if a != b])
-    assert [item[3] for item in items[: data["tops"]]] == [
+    assert [item.title for item in items[: data.data["tops"]]] == [
         "SumBackward0", "cell × 499", "cell"
     ]  # fmt: skip
 
@@ -481,15 +364,17 @@ def test_the_diff_view_marks_added_nodes_and_lists_removed_ones() -> None:
     diff = diff_graphs(before, after, tb, ta)
     page = to_html(after, modules=ta, diff=diff)
     data = _data(page)
-    shown = data["diff"]
-    assert shown["nodes"] == [diff.nodes_before, diff.nodes_after, 1, 1]
-    [new] = _ints(shown["added"])
-    assert data["kind_names"][new] == "ExpBackward0"
-    assert data["module"][new] == "1"
-    assert shown["removed"] == [["0", 0, "ExpBackward0", 1]]
+    shown = data.diff
+    assert shown is not None
+    assert shown["nodes"] == (diff.nodes_before, diff.nodes_after, 1, 1)
+    [new] = shown["added"]
+    assert data.kind[new] == "ExpBackward0"
+    assert data.module[new] == "1"
+    assert shown["removed"] == [("0", 0, "ExpBackward0", 1)]
+    assert shown["removed"][0].nodes == 1
     # exp saves its result: module 0 saves less, module 1 more, said in text
-    assert shown["modules"]["0"][2].startswith("-")
-    assert shown["modules"]["1"][2].startswith("+")
+    assert shown["modules"]["0"].change.startswith("-")
+    assert shown["modules"]["1"].change.startswith("+")
     texts = re.findall(r"<text[^>]*>([^<]*)</text>", page.svg)
     assert any(
         t.startswith("[") and " 1  saved +" in t and "+1 new" in t for t in texts
@@ -509,11 +394,12 @@ def test_the_diff_view_of_checkpointed_blocks_shows_each_block_saving_less() -> 
         sides.append((loss, trace))
     (before, tb), (after, ta) = sides
     data = _data(to_html(after, modules=ta, diff=diff_graphs(before, after, tb, ta)))
-    [fold] = [i for i, item in enumerate(data["items"]) if item[1] == "fold"]
-    assert data["items"][fold][3] == "h.0–h.3 × 4"
-    assert data["diff"]["items"][str(fold)].startswith("-")
+    [fold] = [i for i, item in enumerate(data.items) if item.kind == "fold"]
+    assert data.items[fold].title == "h.0–h.3 × 4"
+    assert data.diff is not None
+    assert data.diff["items"][str(fold)].startswith("-")
     for k in range(4):
-        assert data["diff"]["modules"][f"h.{k}"][2].startswith("-")
+        assert data.diff["modules"][f"h.{k}"].change.startswith("-")
 
 
 def test_a_diff_of_modules_named_like_digits() -> None:
@@ -527,7 +413,7 @@ def test_a_diff_of_modules_named_like_digits() -> None:
             pages.append((trace, model(torch.ones(1, 2)).sum()))
     (tb, before), (ta, after) = pages
     page = to_html(after, modules=ta, diff=diff_graphs(before, after, tb, ta))
-    assert "²" in _data(page)["paths"]
+    assert "²" in _data(page).data["paths"]
 
 
 def test_a_lone_surrogate_in_the_title_a_module_or_a_name_saves(
@@ -557,12 +443,14 @@ def test_a_lone_surrogate_in_the_title_a_module_or_a_name_saves(
         assert page._repr_html_().encode("utf-8")
         data = _data(page)
         if "title" in kwargs:  # shown escaped, as names are
-            assert data["title"] == visible(str(kwargs["title"]))
-            assert data["title"].endswith("\\ud800")
+            assert data.data["title"] == visible(str(kwargs["title"]))
+            assert data.data["title"].endswith("\\ud800")
         if "modules" in kwargs:  # the path itself (a key), and how it shows
-            assert "a" + odd in data["paths"]
-            assert [data["paths"][k] for k, shown in data["shown"]] == ["a" + odd]
-            assert [shown for _, shown in data["shown"]] == ["a\\ud800"]
+            assert "a" + odd in data.data["paths"]
+            assert [data.data["paths"][k] for k, shown in data.data["shown"]] == [
+                "a" + odd
+            ]
+            assert [shown for _, shown in data.data["shown"]] == ["a\\ud800"]
 
 
 def test_diff_argument_errors() -> None:
@@ -587,10 +475,10 @@ def test_nodes_a_create_graph_backward_made_are_marked_or_said_unknown() -> None
         (recorded,) = torch.autograd.grad((x * x).sum(), x, create_graph=True)
     unknown, known = _data(to_html(plain)), _data(to_html(recorded))
     note = "made by a create_graph=True backward"
-    assert unknown["anomaly"] is False
-    assert not any(note in str(item[4]) for item in unknown["items"])
-    assert known["anomaly"] is True
-    assert any(note in str(item[4]) for item in known["items"])
+    assert unknown.data["anomaly"] is False
+    assert not any(note in str(item.note) for item in unknown.items)
+    assert known.data["anomaly"] is True
+    assert any(note in str(item.note) for item in known.items)
 
 
 def _chain(steps: int) -> torch.Tensor:
@@ -622,18 +510,18 @@ def _shared(steps: int) -> torch.Tensor:
 def _as_walked(data: dict[str, Any], root: torch.Tensor) -> None:
     """Every node of the walk is on the page once, with its kind and inputs."""
     graph = walk(root.grad_fn)
-    at = data["walk_index"]  # page node -> walk index (no folds here)
+    at = data.walk  # page node -> walk index (no folds here)
     assert sorted(at) == list(range(len(graph.nodes)))
     for n, w in enumerate(at):
-        assert data["kind_names"][n] == type(graph.nodes[w]).__name__
+        assert data.kind[n] == type(graph.nodes[w]).__name__
         walked = graph.inputs[graph.starts[w] : graph.starts[w + 1]]
-        assert [at[k] for k in data["inputs"][n]] == walked
+        assert [at[k] for k in data.inputs[n]] == walked
 
 
 def _at_most_50_per_box(data: dict[str, Any]) -> None:
     """An item shows at most 50 boxes when opened: items or nodes of its own."""
-    shown = Counter(item[0] for item in data["items"])
-    shown.update(data["owner"])
+    shown = Counter(item.parent for item in data.items)
+    shown.update(data.owner)
     del shown[-1]  # the top level
     assert max(shown.values()) <= 50, shown.most_common(3)
 
@@ -643,12 +531,12 @@ def test_a_long_chain_outside_modules_is_one_box_stored_once() -> None:
     small, big = to_html(_chain(10_000)), to_html(root)
     assert len(big.html) - len(small.html) < 100  # 20k and 200k nodes alike
     data = _data(big)
-    assert data["tops"] == 1 == big.svg.count("<rect ")
-    top = data["items"][0]
-    assert top[:4] == [-1, "nodes", "[0-200000]", "200,001 nodes"]
-    assert top[4] == "MulBackward0 ×100,000, SinBackward0 ×100,000, AccumulateGrad"
+    assert data.data["tops"] == 1 == big.svg.count("<rect ")
+    top = data.items[0]
+    assert top[:4] == (-1, "nodes", "[0-200000]", "200,001 nodes")
+    assert top.note == "MulBackward0 ×100,000, SinBackward0 ×100,000, AccumulateGrad"
     # it opens to boxes of nodes, at most 50 each, down to the nodes
-    assert [i[3] for i in data["items"] if i[0] == 0] == [
+    assert [i.title for i in data.items if i.parent == 0] == [
         "nodes 0–124,999",
         "nodes 125,000–200,000",
     ]
@@ -695,13 +583,13 @@ def test_a_module_with_a_long_chain_inside_opens_to_a_box_of_its_nodes() -> None
     with track_modules(model) as trace:
         root = model(torch.ones(1)).sum()
     data = _data(to_html(root, modules=trace))
-    assert [(i[1], i[3]) for i in data["items"][: data["tops"]]] == [
+    assert [(i.kind, i.title) for i in data.items[: data.data["tops"]]] == [
         ("node", "SumBackward0"),
         ("module", "0"),
     ]
-    below = [item[:4] for item in data["items"] if item[0] == 1]
-    assert below == [[1, "nodes", "", "20,002 nodes"]]
-    assert Counter(data["module"])["0"] == 20_002  # x * scale, the chain, the leaf
+    below = [item[:4] for item in data.items if item.parent == 1]
+    assert below == [(1, "nodes", "", "20,002 nodes")]
+    assert Counter(data.module)["0"] == 20_002  # x * scale, the chain, the leaf
     _at_most_50_per_box(data)
     assert max(_clicks(data)) == 4  # the module, its nodes, 2,500, 50
 
@@ -723,4 +611,4 @@ def test_large_page_data_is_deflated_to_the_same_data_and_bytes_every_run(
     assert packed.html == plain.html  # as view.js inflates it: the same page
     data = _data(packed)  # and so the walk's nodes
     kinds = Counter(type(fn).__name__ for fn in walk_graph(loss))
-    assert Counter(data["kind_names"]) == kinds
+    assert Counter(data.kind) == kinds

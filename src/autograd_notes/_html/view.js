@@ -1,10 +1,10 @@
 /* autograd_notes.to_html: the interactive view (no library, nothing fetched).
- * Data (see view_html.py): items [parent, kind, label, title, note, path], the
- * top-level entries first; every node's kind, owner item, inputs, module
- * path, names and saved tensors, a fold's calls as one template call and what
- * differs per call. Only the boxes shown are laid out,
- * with the layered layout of draw_graph (longest path from the root, sinks
- * at the bottom, walk order within a layer). */
+ * Data: autograd_notes.view_data's schema, read once, by name, in decode();
+ * items (an Item each: parent, kind, label, title, note, path), the top-level
+ * entries first; every node's kind, owner item, inputs, module path, names
+ * and saved tensors, a fold's calls as one template call and what differs
+ * per call. Only the boxes shown are laid out, with the rule of
+ * autograd_notes.layout (AN_LAYERS, in layout.js). */
 (function (show) {
   "use strict";
   // Large data comes deflated and base64'd (data-deflate): inflated here with
@@ -47,187 +47,223 @@
     (rules || ZH_NOTES).forEach(function (r) { text = text.replace(r[0], r[1]); });
     return text;
   }
-  D.items.forEach(function (row) { row[3] = local(row[3]); row[4] = local(row[4]); });
-  D.folds.forEach(function (f) { f.subs.forEach(function (s) { s[2] = local(s[2]); s[3] = local(s[3]); }); });
-  if (D.title === UI.en.title) document.title = D.title = say("title");
   var NS = (function () { // the SVG namespace, as the HTML parser gives it
     var d = document.createElement("div");
     d.innerHTML = "<svg></svg>";
     return d.firstChild.namespaceURI;
   })();
-  // Decode the compact data (see view_html._node_data): the nodes in no
-  // fold first (R of them), then each fold's calls, m nodes each, rebuilt
-  // from the fold's template call; every call gets its items (call, groups).
-  var DIGIT = {};
-  for (var d = 0; d < D.alphabet.length; d++) DIGIT[D.alphabet[d]] = d;
-  function ints(x) { // a list, {s: [first, step, count, ...]} or {r: [pattern, times, ...]} (runs.pack)
-    if (Array.isArray(x)) return x;
-    var a = [], s = x.s, r = x.r, i, k, j;
-    if (s) {
-      for (i = 0; i < s.length; i += 3) for (k = 0; k < s[i + 2]; k++) a.push(s[i] + k * s[i + 1]);
+
+  // -- The data -------------------------------------------------------------
+  // decode(D): the page's data (autograd_notes.view_data.PageData) with every
+  // record read by name (D.fields gives each record type's field order) and
+  // every packed list unpacked; the one place that knows how it is written.
+  // Node ids: the nodes in no fold first, then each fold's calls, f.size
+  // nodes each, rebuilt from the fold's template call.
+  function decode(D) {
+    var DIGIT = {};
+    for (var d = 0; d < D.alphabet.length; d++) DIGIT[D.alphabet[d]] = d;
+    function ints(x) { // a list, {s: [first, step, count, ...]} or {r: [pattern, times, ...]} (runs.pack)
+      if (Array.isArray(x)) return x;
+      var a = [], s = x.s, r = x.r, i, k, j;
+      if (s) {
+        for (i = 0; i < s.length; i += 3) for (k = 0; k < s[i + 2]; k++) a.push(s[i] + k * s[i + 1]);
+        return a;
+      }
+      for (i = 0; i < r.length; i += 2) {
+        var p = r[i], v = typeof p === "string" ? [] : p;
+        if (typeof p === "string") for (j = 0; j < p.length; j++) v.push(DIGIT[p[j]]);
+        for (k = 0; k < r[i + 1]; k++) for (j = 0; j < v.length; j++) a.push(v[j]);
+      }
       return a;
     }
-    for (i = 0; i < r.length; i += 2) {
-      var p = r[i], v = typeof p === "string" ? [] : p;
-      if (typeof p === "string") for (j = 0; j < p.length; j++) v.push(DIGIT[p[j]]);
-      for (k = 0; k < r[i + 1]; k++) for (j = 0; j < v.length; j++) a.push(v[j]);
+    function record(type, row) {
+      var names = D.fields[type], o = {};
+      for (var k = 0; k < names.length; k++) o[names[k]] = row[k];
+      return o;
     }
-    return a;
+    function records(type, rows) { return rows.map(function (row) { return record(type, row); }); }
+    var G = {
+      title: D.title, box: record("BoxSize", D.box), spread: D.spread, tops: D.tops, root: D.root,
+      anomaly: D.anomaly, items: records("Item", D.items), kinds: D.kinds, paths: D.paths,
+      shown: records("ShownPath", D.shown), names: records("NodeName", D.names), walk: ints(D.walk),
+      saved: D.saved.map(function (rows) { return records("SavedValue", rows); }),
+      kind: [], degree: [], path: [], save: [], owner: ints(D.owner), inputs: [], diff: null
+    };
+    // The nodes in no fold: a NodeType each (kind, number of inputs, path, saved).
+    var types = records("NodeType", D.node_types), typeOf = ints(D.node_type), n, k;
+    for (n = 0; n < typeOf.length; n++) {
+      var t = types[typeOf[n]];
+      G.kind.push(t.kind); G.degree.push(t.degree); G.path.push(t.path); G.save.push(t.saved);
+    }
+    var columns = D.inputs.map(ints), at = columns.map(function () { return 0; });
+    for (n = 0; n < typeOf.length; n++) { // each node's inputs, in order (runs.by_slot)
+      for (k = 0; k < G.degree[n]; k++) G.inputs.push(n + columns[k][at[k]++]);
+    }
+    G.folds = D.folds.map(function (f) {
+      return {
+        item: f.item, calls: f.calls, size: f.size, paths: ints(f.paths), callIndex: ints(f.call_index),
+        kind: f.kind, saved: f.saved, rel: f.rel, owner: f.owner, items: records("CallItem", f.items),
+        degree: f.degree, inputs: f.inputs, outside: f.outside.map(ints), fixes: records("PathFix", f.fixes)
+      };
+    });
+    if (D.diff) {
+      var modules = {};
+      Object.keys(D.diff.modules).forEach(function (p) { modules[p] = record("ModuleDiff", D.diff.modules[p]); });
+      G.diff = {
+        nodes: record("NodeCounts", D.diff.nodes), saved: record("SavedTotals", D.diff.saved), modules: modules,
+        items: D.diff.items, added: ints(D.diff.added), removed: records("RemovedNodes", D.diff.removed)
+      };
+    }
+    return G;
   }
-  // The nodes in no fold: a type each (kind, number of inputs, module path, saved).
-  (function () {
-    var type = ints(D.type), t;
-    D.kind = []; D.degree = []; D.path = []; D.save = [];
-    for (var n = 0; n < type.length; n++) {
-      t = D.types[type[n]];
-      D.kind.push(t[0]); D.degree.push(t[1]); D.path.push(t[2]); D.save.push(t[3]);
-    }
-    D.owner = ints(D.owner);
-    var columns = D.input.map(ints), at = columns.map(function () { return 0; });
-    D.input = []; // the offsets to each node's inputs, in order (runs.by_slot)
-    for (n = 0; n < type.length; n++) for (var k = 0; k < D.degree[n]; k++) D.input.push(columns[k][at[k]++]);
-  })();
+  var G = decode(D);
+  G.items.forEach(function (item) { item.title = local(item.title); item.note = local(item.note); });
+  G.folds.forEach(function (f) { f.items.forEach(function (s) { s.title = local(s.title); s.note = local(s.note); }); });
+  if (G.title === UI.en.title) document.title = G.title = say("title");
+
   function commas(k) { return String(k).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
-  var items = D.items.slice(), R = D.kind.length, N = R, E = D.input.length, n, k, f, j, p;
+  function item(parent, kind, title, note, path) { // an item the script makes (no label)
+    return { parent: parent, kind: kind, label: "", title: title, note: note, path: path };
+  }
+  var items = G.items.slice(), R = G.kind.length, N = R, E = G.inputs.length, n, k, f, j, p;
   var printable = {}; // a module path with an unprintable character, escaped
-  D.shown.forEach(function (s) { printable[s[0]] = s[1]; });
-  function pathText(i) { return i in printable ? printable[i] : D.paths[i]; }
-  var walk = ints(D.walk);
-  D.folds.forEach(function (f) {
-    f.base = N; N += f.n * f.m;
-    f.at = ints(f.at); f.call = ints(f.call); f.ext = f.ext.map(ints);
+  G.shown.forEach(function (s) { printable[s.path] = s.text; });
+  function pathText(i) { return i in printable ? printable[i] : G.paths[i]; }
+  var walk = G.walk;
+  G.folds.forEach(function (f) {
+    f.base = N; N += f.calls * f.size;
     f.slots = 0;
-    for (p = 0; p < f.m; p++) f.slots += f.degree[p];
-    E += f.n * f.slots;
+    for (p = 0; p < f.size; p++) f.slots += f.degree[p];
+    E += f.calls * f.slots;
     f.fixed = {};
-    f.fix.forEach(function (x) { f.fixed[x[0] * f.m + x[1]] = x[2]; });
-    // A fold of more than D.spread calls opens to boxes of calls (calls
-    // 0-2,499, ...), each to at most D.spread boxes, down to the calls.
-    f.callItem = new Int32Array(f.n);
+    f.fixes.forEach(function (x) { f.fixed[x.call * f.size + x.position] = x.path; });
+    // A fold of more than G.spread calls opens to boxes of calls (calls
+    // 0-2,499, ...), each to at most G.spread boxes, down to the calls.
+    f.callItem = new Int32Array(f.calls);
     var span = 1;
-    while (Math.ceil(f.n / span) > D.spread) span *= D.spread;
+    while (Math.ceil(f.calls / span) > G.spread) span *= G.spread;
     var stack = [];
     var kids = function (parent, lo, hi, sp) { // sp: calls per child box
       for (var a = Math.ceil((hi - lo) / sp) - 1; a >= 0; a--) {
         stack.push([parent, lo + a * sp, Math.min(hi, lo + (a + 1) * sp), sp]);
       }
     };
-    kids(f.item, 0, f.n, span);
+    kids(f.item, 0, f.calls, span);
     while (stack.length) {
       var top = stack.pop();
       if (top[3] === 1) { addCall(f, top[0], top[1]); continue; }
-      kids(items.length, top[1], top[2], top[3] / D.spread);
+      kids(items.length, top[1], top[2], top[3] / G.spread);
       items.push(rangeItem(f, top[0], top[1], top[2]));
     }
   });
-  // A box of many nodes (view_html: outside modules, or of one module) opens
-  // to boxes of nodes, each to at most D.spread boxes, down to the nodes.
+  // A box of many nodes (outside modules, or of one module) opens to boxes
+  // of nodes, each to at most G.spread boxes, down to the nodes.
   var stretches = {};
   for (n = 0; n < R; n++) {
-    var o = D.owner[n];
-    if (o >= 0 && D.items[o][1] === "nodes") (stretches[o] = stretches[o] || []).push(n);
+    var o = G.owner[n];
+    if (o >= 0 && G.items[o].kind === "nodes") (stretches[o] = stretches[o] || []).push(n);
   }
-  Object.keys(stretches).forEach(function (item) {
-    var members = stretches[item], span = 1, stack = [];
-    while (Math.ceil(members.length / span) > D.spread) span *= D.spread;
+  Object.keys(stretches).forEach(function (parent) {
+    var members = stretches[parent], span = 1, stack = [];
+    while (Math.ceil(members.length / span) > G.spread) span *= G.spread;
     if (span === 1) return; // few enough to show as they are
     var kids = function (parent, lo, hi, sp) {
       for (var a = Math.ceil((hi - lo) / sp) - 1; a >= 0; a--) stack.push([parent, lo + a * sp, Math.min(hi, lo + (a + 1) * sp), sp]);
     };
-    kids(+item, 0, members.length, span);
+    kids(+parent, 0, members.length, span);
     while (stack.length) {
       var top = stack.pop(), box = items.length;
-      if (top[3] > D.spread) kids(box, top[1], top[2], top[3] / D.spread);
-      else for (var m = top[1]; m < top[2]; m++) D.owner[members[m]] = box;
-      items.push([top[0], "nodes", "", say("nodesRange", commas(walk[members[top[1]]]), commas(walk[members[top[2] - 1]])),
-                  say("nnodes", commas(top[2] - top[1])), null]);
+      if (top[3] > G.spread) kids(box, top[1], top[2], top[3] / G.spread);
+      else for (var m = top[1]; m < top[2]; m++) G.owner[members[m]] = box;
+      items.push(item(top[0], "nodes", say("nodesRange", commas(walk[members[top[1]]]), commas(walk[members[top[2] - 1]])),
+                      say("nnodes", commas(top[2] - top[1])), null));
     }
   });
   function rangeItem(f, parent, lo, hi) {
-    var first = pathText(f.at[lo]), last = pathText(f.at[hi - 1]);
-    var what = first === last ? say("callsOf", commas(f.call[lo]), commas(f.call[hi - 1]), first || say("model"))
+    var first = pathText(f.paths[lo]), last = pathText(f.paths[hi - 1]);
+    var what = first === last ? say("callsOf", commas(f.callIndex[lo]), commas(f.callIndex[hi - 1]), first || say("model"))
       : say("range", first || say("model"), last || say("model"));
-    return [parent, "calls", "", what, say("ncalls", commas(hi - lo)), null];
+    return item(parent, "calls", what, say("ncalls", commas(hi - lo)), null);
   }
   function addCall(f, parent, j) {
-    var at = f.at[j], path = D.paths[at], seen = pathText(at), call = items.length;
+    var at = f.paths[j], path = G.paths[at], seen = pathText(at), call = items.length;
     f.callItem[j] = call;
-    items.push([parent, "call", "", say("callOf", seen || say("model"), commas(f.call[j])),
-                say("callNote", commas(f.m)), path]);
-    f.subs.forEach(function (s) {
-      items.push([s[0] < 0 ? call : call + 1 + s[0], s[1], "", seen + s[2], s[3], path + s[4]]);
+    items.push(item(parent, "call", say("callOf", seen || say("model"), commas(f.callIndex[j])),
+                    say("callNote", commas(f.size)), path));
+    f.items.forEach(function (s) {
+      items.push(item(s.parent < 0 ? call : call + 1 + s.parent, s.kind, seen + s.title, s.note, path + s.path));
     });
   }
   var I = items.length, text = {};
   var kindOf = new Int32Array(N), owner = new Int32Array(N);
   var starts = new Int32Array(N + 1), inputs = new Int32Array(E);
   for (n = 0, k = 0; n < R; n++) {
-    kindOf[n] = D.kind[n]; owner[n] = D.owner[n];
-    starts[n + 1] = starts[n] + D.degree[n];
-    for (; k < starts[n + 1]; k++) inputs[k] = D.input[k] + n;
+    kindOf[n] = G.kind[n]; owner[n] = G.owner[n];
+    starts[n + 1] = starts[n] + G.degree[n];
+    for (; k < starts[n + 1]; k++) inputs[k] = G.inputs[k];
   }
-  D.folds.forEach(function (f) {
-    for (j = 0, n = f.base; j < f.n; j++) {
-      var call = f.callItem[j], here = f.base + j * f.m;
-      for (p = 0, k = 0; p < f.m; p++, n++) {
+  G.folds.forEach(function (f) {
+    for (j = 0, n = f.base; j < f.calls; j++) {
+      var call = f.callItem[j], here = f.base + j * f.size;
+      for (p = 0, k = 0; p < f.size; p++, n++) {
         kindOf[n] = f.kind[p];
         owner[n] = f.owner[p] < 0 ? call : call + 1 + f.owner[p];
         starts[n + 1] = starts[n] + f.degree[p];
         for (var s = starts[n]; s < starts[n + 1]; s++, k++) {
-          var c = f.input[k];
-          inputs[s] = c >= 0 ? here + c : f.ext[-1 - c][j];
+          var c = f.inputs[k];
+          inputs[s] = c >= 0 ? here + c : f.outside[-1 - c][j];
         }
       }
     }
   });
   // The decoded data, for tests and the console: every node, every item.
-  window.anView = { ui: UI, names: text, tops: D.tops, items: items, kinds: D.kinds, kind: kindOf, owner: owner,
-                    starts: starts, inputs: inputs, module: moduleOf, saved: savedOf };
-  D.names.forEach(function (x) { text[x[0]] = local(x[1], ZH_NAMES); });
+  window.anView = { ui: UI, names: text, tops: G.tops, root: G.root, items: items, kinds: G.kinds, kind: kindOf,
+                    owner: owner, starts: starts, inputs: inputs, module: moduleOf, saved: savedOf };
+  G.names.forEach(function (x) { text[x.node] = local(x.text, ZH_NAMES); });
   function foldOf(n) { // [fold, call, position] of a node in a fold, or null
-    for (var i = D.folds.length - 1; i >= 0; i--) {
-      var f = D.folds[i];
-      if (n >= f.base) { var r = n - f.base; return [f, Math.floor(r / f.m), r % f.m]; }
+    for (var i = G.folds.length - 1; i >= 0; i--) {
+      var f = G.folds[i];
+      if (n >= f.base) { var r = n - f.base; return [f, Math.floor(r / f.size), r % f.size]; }
     }
     return null;
   }
   function moduleOf(n) {
-    if (n < R) return D.paths[D.path[n]];
-    var w = foldOf(n), f = w[0], at = w[1] * f.m + w[2];
-    return at in f.fixed ? D.paths[f.fixed[at]] : D.paths[f.at[w[1]]] + f.rel[w[2]];
+    if (n < R) return G.paths[G.path[n]];
+    var w = foldOf(n), f = w[0], at = w[1] * f.size + w[2];
+    return at in f.fixed ? G.paths[f.fixed[at]] : G.paths[f.paths[w[1]]] + f.rel[w[2]];
   }
   function savedOf(n) {
-    if (n < R) return D.saves[D.save[n]];
+    if (n < R) return G.saved[G.save[n]];
     var w = foldOf(n);
-    return D.saves[w[0].save[w[2]]];
+    return G.saved[w[0].saved[w[2]]];
   }
-  function kindName(n) { return D.kinds[kindOf[n]]; }
-  var CHAR = D.box[0], H = D.box[1], GX = D.box[2], GY = D.box[3], MAXC = D.box[4];
+  function kindName(n) { return G.kinds[kindOf[n]]; }
+  var CHAR = G.box.char, H = G.box.height, GX = G.box.gap_x, GY = G.box.gap_y, MAXC = G.box.max_chars;
   var open = new Uint8Array(I);
   var count = new Float64Array(I), bytes = new Float64Array(I);
   var selected = -1, hits = null, matched = 0;
   var view = { x: 0, y: 0, s: 1 };
   var nodeBytes = function (n) {
     var t = 0, rows = savedOf(n);
-    for (var k = 0; k < rows.length; k++) t += rows[k][2];
+    for (var k = 0; k < rows.length; k++) t += rows[k].bytes;
     return t;
   };
   for (n = 0; n < N; n++) {
     var o = owner[n];
     if (o >= 0) { count[o] += 1; bytes[o] += nodeBytes(n); }
   }
-  // A diff (view_html._diff_data): nodes added, each module's change in saved bytes.
-  var DF = D.diff || null, added = new Uint8Array(N), news = new Float64Array(I);
-  if (DF) ints(DF.added).forEach(function (n) { added[n] = 1; if (owner[n] >= 0) news[owner[n]] += 1; });
+  // A diff (view_data.DiffData): nodes added, each module's change in saved bytes.
+  var DF = G.diff, added = new Uint8Array(N), news = new Float64Array(I);
+  if (DF) DF.added.forEach(function (n) { added[n] = 1; if (owner[n] >= 0) news[owner[n]] += 1; });
   for (var i = I - 1; i >= 0; i--) {
-    var p = items[i][0];
+    var p = items[i].parent;
     if (p >= 0) { count[p] += count[i]; bytes[p] += bytes[i]; news[p] += news[i]; }
   }
   function changeOf(i) { // "-1.5 MiB": the saved bytes of the item's module(s)
     if (!DF) return "";
-    if (i < D.items.length) return DF.items[i] || "";
-    var m = items[i][5] !== null && DF.modules[items[i][5]];
-    return m ? m[2] : "";
+    if (i < G.items.length) return DF.items[i] || "";
+    var m = items[i].path !== null && DF.modules[items[i].path];
+    return m ? m.change : "";
   }
 
   function el(tag, attrs, text) {
@@ -246,8 +282,8 @@
     while (b >= 1024 && u < units.length - 1) { b /= 1024; u++; }
     return (u ? b.toFixed(1) : String(b)) + " " + units[u];
   }
-  function expandable(i) { return items[i][1] !== "node"; }
-  function itemText(i) { return (items[i][2] ? items[i][2] + " " : "") + items[i][3]; }
+  function expandable(i) { return items[i].kind !== "node"; }
+  function itemText(i) { return (items[i].label ? items[i].label + " " : "") + items[i].title; }
   function repText(r) { // a node in a fold has no walk index of its own
     if (r >= I) return (r - I < R ? "[" + walk[r - I] + "] " : "") + kindName(r - I) + (added[r - I] ? say("isNew") : "");
     var change = changeOf(r);
@@ -260,7 +296,7 @@
   function repsOfItems() {
     var r = new Int32Array(I);
     for (var i = 0; i < I; i++) {
-      var p = items[i][0], pr = p < 0 ? -2 : r[p];
+      var p = items[i].parent, pr = p < 0 ? -2 : r[p];
       r[i] = pr !== -2 ? pr : (open[i] ? -2 : i);
     }
     return r;
@@ -286,42 +322,12 @@
         if (x !== y && !seen[x].has(y)) { seen[x].add(y); out[x].push(y); }
       }
     }
-    return { boxes: boxes, out: out };
+    return { boxes: boxes, out: out, root: index[repOf(r, G.root)] };
   }
-  function layers(m, out) {
-    var state = new Uint8Array(m), post = [];
-    for (var s = 0; s < m; s++) {
-      if (state[s]) continue;
-      state[s] = 1;
-      var stack = [[s, 0]];
-      while (stack.length) {
-        var top = stack[stack.length - 1], v = top[0];
-        if (top[1] < out[v].length) {
-          var w = out[v][top[1]++];
-          if (!state[w]) { state[w] = 1; stack.push([w, 0]); }
-          continue;
-        }
-        state[v] = 2; post.push(v); stack.pop();
-      }
-    }
-    var pos = new Int32Array(m), layer = new Int32Array(m), bottom = 0, t;
-    for (t = 0; t < m; t++) pos[post[m - 1 - t]] = t;
-    for (t = 0; t < m; t++) {
-      var u = post[m - 1 - t];
-      for (var k = 0; k < out[u].length; k++) {
-        var q = out[u][k];
-        if (pos[q] > pos[u] && layer[q] < layer[u] + 1) layer[q] = layer[u] + 1;
-      }
-    }
-    for (t = 0; t < m; t++) bottom = Math.max(bottom, layer[t]);
-    for (t = 0; t < m; t++) if (!out[t].length) layer[t] = bottom;
-    return layer;
-  }
-
   // -- The page ---------------------------------------------------------
   var app = el("div", { id: "an-app" });
   var bar = el("header", { id: "an-bar" });
-  bar.appendChild(el("h1", {}, D.title));
+  bar.appendChild(el("h1", {}, G.title));
   var label = el("label", { for: "an-search" }, say("search"));
   var search = el("input", { id: "an-search", type: "search", placeholder: say("example") });
   label.appendChild(search);
@@ -341,7 +347,7 @@
 
   var shown = null, placed = null;
   function draw() {
-    var g = visibleGraph(), m = g.boxes.length, layer = layers(m, g.out);
+    var g = visibleGraph(), m = g.boxes.length, layer = AN_LAYERS(g.out, g.root);
     var rows = [], w = new Float64Array(m), x = new Float64Array(m), y = new Float64Array(m);
     for (var b = 0; b < m; b++) {
       (rows[layer[b]] = rows[layer[b]] || []).push(b);
@@ -384,7 +390,7 @@
     window.parent.postMessage({ "autograd-notes-height": bar.offsetHeight + placed.height + 60 + below }, "*");
   }
   function box(rep, x, y, w) {
-    var text = repText(rep), kind = rep < I ? items[rep][1] : "n";
+    var text = repText(rep), kind = rep < I ? items[rep].kind : "n";
     var group = kind === "module" || kind === "call" || kind === "calls" || kind === "run" || kind === "nodes";
     var cls = "an-box" + (kind === "fold" ? " an-fold" : group ? " an-group" : "");
     if (rep >= I && added[rep - I]) cls += " an-added";
@@ -392,7 +398,7 @@
     if (hits && hits.has(rep)) cls += " an-hit";
     var more = rep < I && expandable(rep) ? say("open") : "";
     var g = svgEl("g", { class: cls, tabindex: "0", role: "button", "aria-label": text + more });
-    var t = svgEl("title", {}); t.textContent = text + (rep < I && items[rep][4] ? "\n" + items[rep][4] : "");
+    var t = svgEl("title", {}); t.textContent = text + (rep < I && items[rep].note ? "\n" + items[rep].note : "");
     g.appendChild(t);
     g.appendChild(svgEl("rect", { x: x, y: y, width: w, height: H, rx: 4 }));
     var s = svgEl("text", { x: x + 8, y: y + 18 });
@@ -423,7 +429,7 @@
   // -- Details ------------------------------------------------------------
   function ancestors(i) {
     var chain = [];
-    while (i >= 0) { chain.push(i); i = items[i][0]; }
+    while (i >= 0) { chain.push(i); i = items[i].parent; }
     return chain;
   }
   function closeButton(i, text) {
@@ -437,15 +443,15 @@
   function removedList(rows) {
     var ul = el("ul", {});
     rows.slice(0, 50).forEach(function (r) {
-      var where = r[0] === null ? say("outside") : say("inside", r[0] || say("model"));
-      ul.appendChild(el("li", {}, say("row", r[2], commas(r[3]), where + (r[1] === null ? "" : say("atCall", r[1])))));
+      var where = r.module === null ? say("outside") : say("inside", r.module || say("model"));
+      ul.appendChild(el("li", {}, say("row", r.kind, commas(r.nodes), where + (r.call === null ? "" : say("atCall", r.call)))));
     });
     if (rows.length > 50) ul.appendChild(el("li", {}, say("more", commas(rows.length - 50))));
     return ul;
   }
   function legend() {
     side.appendChild(el("h2", {}, say("before")));
-    side.appendChild(el("p", {}, say("counts", commas(DF.nodes[0]), commas(DF.nodes[1]), commas(DF.nodes[2]), commas(DF.nodes[3]), DF.saved[0], DF.saved[1], DF.saved[2])));
+    side.appendChild(el("p", {}, say("counts", commas(DF.nodes.before), commas(DF.nodes.after), commas(DF.nodes.added), commas(DF.nodes.removed), DF.saved.before, DF.saved.after, DF.saved.change)));
     side.appendChild(el("p", {}, say("legend")));
     if (DF.removed.length) {
       side.appendChild(el("h3", {}, say("removed")));
@@ -454,14 +460,14 @@
   }
   function changes(i) {
     var f = null, paths = [];
-    D.folds.forEach(function (g) { if (g.item === i) f = g; });
-    if (f) f.at.forEach(function (a) { if (paths.indexOf(D.paths[a]) < 0) paths.push(D.paths[a]); });
-    else if (items[i][5] !== null) paths.push(items[i][5]);
+    G.folds.forEach(function (g) { if (g.item === i) f = g; });
+    if (f) f.paths.forEach(function (a) { if (paths.indexOf(G.paths[a]) < 0) paths.push(G.paths[a]); });
+    else if (items[i].path !== null) paths.push(items[i].path);
     paths.forEach(function (path) {
       var m = DF.modules[path];
-      if (m) side.appendChild(el("p", {}, say("byModule", path || say("model"), m[0], m[1], m[2], commas(m[3]), commas(m[4]))));
+      if (m) side.appendChild(el("p", {}, say("byModule", path || say("model"), m.before, m.after, m.change, commas(m.nodes_before), commas(m.nodes_after))));
     });
-    var gone = DF.removed.filter(function (r) { return paths.indexOf(r[0]) >= 0; });
+    var gone = DF.removed.filter(function (r) { return paths.indexOf(r.module) >= 0; });
     if (gone.length) { side.appendChild(el("h3", {}, say("removedHere"))); side.appendChild(removedList(gone)); }
     if (news[i]) side.appendChild(el("p", {}, say("addedIn", commas(news[i]))));
   }
@@ -470,7 +476,7 @@
     if (selected < 0) {
       side.appendChild(el("h2", {}, say("heading")));
       side.appendChild(el("p", {}, say("hint")));
-      if (!D.anomaly) side.appendChild(el("p", { class: "an-muted" }, say("anomaly")));
+      if (!G.anomaly) side.appendChild(el("p", { class: "an-muted" }, say("anomaly")));
       if (DF) legend();
       return;
     }
@@ -478,16 +484,16 @@
     if (selected < I) {
       var it = items[selected];
       side.appendChild(el("h2", {}, itemText(selected)));
-      if (it[4]) side.appendChild(el("p", {}, it[4]));
-      if (it[5] !== null) side.appendChild(el("p", {}, say("path", it[5] || say("model"))));
+      if (it.note) side.appendChild(el("p", {}, it.note));
+      if (it.path !== null) side.appendChild(el("p", {}, say("path", it.path || say("model"))));
       side.appendChild(el("p", {}, say("sum", count[selected], fmtBytes(bytes[selected]))));
       if (DF) changes(selected);
-      if (open[selected]) side.appendChild(closeButton(selected, say("closeThis", say(it[1]))));
-      up = it[0];
+      if (open[selected]) side.appendChild(closeButton(selected, say("closeThis", say(it.kind))));
+      up = it.parent;
     } else {
       var n = selected - I, w = n < R ? null : foldOf(n);
       side.appendChild(el("h2", {}, repText(selected)));
-      if (w) side.appendChild(el("p", {}, say("nodeOf", commas(w[2] + 1), commas(w[0].m), itemText(w[0].callItem[w[1]]), itemText(w[0].item))));
+      if (w) side.appendChild(el("p", {}, say("nodeOf", commas(w[2] + 1), commas(w[0].size), itemText(w[0].callItem[w[1]]), itemText(w[0].item))));
       var path = moduleOf(n);
       side.appendChild(el("p", {}, path === null ? say("madeOutside") : say("path", path || say("model"))));
       if (text[n]) side.appendChild(el("p", {}, say("names", text[n])));
@@ -501,9 +507,9 @@
         rows.forEach(function (row, k) {
           var tr = el("tr", {});
           tr.appendChild(el("td", {}, String(k)));
-          tr.appendChild(el("td", {}, "(" + row[0].join(", ") + (row[0].length === 1 ? ",)" : ")")));
-          tr.appendChild(el("td", {}, row[1]));
-          tr.appendChild(el("td", {}, fmtBytes(row[2])));
+          tr.appendChild(el("td", {}, "(" + row.shape.join(", ") + (row.shape.length === 1 ? ",)" : ")")));
+          tr.appendChild(el("td", {}, row.dtype));
+          tr.appendChild(el("td", {}, fmtBytes(row.bytes)));
           table.appendChild(tr);
         });
         side.appendChild(table);
