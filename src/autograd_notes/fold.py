@@ -29,9 +29,11 @@ from typing import NamedTuple
 from torch.autograd.graph import Node
 
 from autograd_notes._torch import input_metadata, sequence_nr
+from autograd_notes.labels import visible
 from autograd_notes.saved import saved_shapes
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.walk import LEAF, Graph, gc_paused
+from autograd_notes.words import Words, english
 
 # A signature: the kinds of a call's nodes, in the order made; each one's
 # inputs (their positions, None outside the call); each one's saved shapes
@@ -252,10 +254,18 @@ def _add_leaves(
             folds[f].leaves.append(k)
 
 
-def fold_title(fold: Fold) -> str:
+def fold_title_words(fold: Fold) -> Words:
     """``h.0–h.11 × 12``, or ``cell × 70,000`` for calls of one module."""
-    first, last = fold.paths[0] or "the model", fold.paths[-1] or "the model"
-    count = len(fold.calls)
+    first, last, count = (
+        visible(fold.paths[0]),
+        visible(fold.paths[-1]),
+        len(fold.calls),
+    )
     if first == last:
-        return f"{first} × {count:,}"
-    return f"{first}–{last} × {count:,}"
+        return [[("foldOne", first, count)]]
+    return [[("foldRange", first, last, count)]]
+
+
+def fold_title(fold: Fold) -> str:
+    """The fold's title in English (:func:`fold_title_words`)."""
+    return english(fold_title_words(fold))

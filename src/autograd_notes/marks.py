@@ -18,11 +18,13 @@ from torch.autograd.function import BackwardCFunction
 from torch.autograd.graph import Node
 
 from autograd_notes.walk import LEAF
+from autograd_notes.words import Phrase
 
 COMPILED = "CompiledFunctionBackward"
-COMPILED_NOTE = "torch.compile region: internals hidden"
-CUSTOM_NOTE = "custom autograd.Function"
-BACKWARD_NOTE = "made by a create_graph=True backward"
+# The marks, as keys of the table of words (autograd_notes.words): "torch.compile
+# region: internals hidden", "custom autograd.Function", "made by a
+# create_graph=True backward".
+COMPILED_NOTE, CUSTOM_NOTE, BACKWARD_NOTE = ("compiled",), ("custom",), ("backward",)
 # Keys anomaly mode stores in node.metadata (torch/csrc/autograd/python_anomaly_mode.h,
 # unchanged since torch 1.x): every node made then has the first, a node made
 # while a backward ran (create_graph=True) the second too.
@@ -57,9 +59,9 @@ def recorded(nodes: list[Node]) -> bool:
     )
 
 
-def node_marks(node: Node, kind: str, anomaly: bool) -> list[str]:
+def node_marks(node: Node, kind: str, anomaly: bool) -> list[Phrase]:
     """The marks for ``node`` (class name ``kind``); ``anomaly``: ask its metadata."""
-    marks = []
+    marks: list[Phrase] = []
     if kind == COMPILED:
         marks.append(COMPILED_NOTE)
     elif isinstance(node, BackwardCFunction):

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from autograd_notes.fold import Fold, fold_title
-from autograd_notes.labels import Names, visible
+from autograd_notes.fold import Fold, fold_title_words
+from autograd_notes.labels import visible
 from autograd_notes.runs import MIN_STRETCH, stretches, summary
-from autograd_notes.view import View, entry_parts, fold_summary
+from autograd_notes.view import View, entry_words, fold_summary_words
+from autograd_notes.words import Text
 
 
 class Item(NamedTuple):
@@ -24,14 +25,16 @@ class Item(NamedTuple):
     ``parent`` is an item index (-1: the top level); ``kind`` one of
     "node", "run", "module", "fold", "nodes", and the script's "call" and
     "calls"; ``label`` the numbering of :func:`.format_graph` (top level
-    only); ``path`` the module path (None: not one module).
+    only); ``path`` the module path (None: not one module). ``title`` and
+    ``note`` are words (``autograd_notes.words``) where the page says them
+    in the reader's language.
     """
 
     parent: int
     kind: str
     label: str
-    title: str
-    note: str
+    title: Text
+    note: Text
     path: str | None
 
 
@@ -57,7 +60,7 @@ class Tree:
         self.folds, self.fold_of = folds, fold_of
         self.opened: list[tuple[int, Fold]] = []  # fold items, in order made
 
-    def add(self, parent: int, kind: str, label: str, title: str, note: str,
+    def add(self, parent: int, kind: str, label: str, title: Text, note: Text,
             path: str | None) -> int:  # fmt: skip
         self.rows.append(Item(parent, kind, label, title, note, path))
         return len(self.rows) - 1
@@ -72,8 +75,8 @@ class Tree:
         """Record ``item`` as ``fold`` (its calls come from a template); its leaves."""
         self.opened.append((item, fold))
         if len(fold.leaves) > 1:  # the parameters of every call, as one box
-            note = f"{len(fold.leaves):,} AccumulateGrad nodes"
-            item = self.add(item, "run", "", "parameters", note, None)
+            note = [[("accumulateNodes", len(fold.leaves))]]
+            item = self.add(item, "run", "", [[("parameters",)]], note, None)
         for i in fold.leaves:
             self.owner[i] = item
 
@@ -108,25 +111,26 @@ class Tree:
                 direct, subs = self._keys(path, nodes)
             if self.stretch and len(direct) > MIN_STRETCH:
                 note = summary(self.view.kinds, direct)
-                item = self.add(item, "nodes", "", f"{len(direct):,} nodes", note, None)
+                title = [[("nodes", len(direct))]]
+                item = self.add(item, "nodes", "", title, note, None)
             for i in direct:
                 self.owner[i] = item
             for key, members in subs.items():
                 if isinstance(key, int):
                     fold = self.folds[key]
-                    note = fold_summary(self.view, fold)
-                    title = fold_title(fold)
+                    note = fold_summary_words(self.view, fold)
+                    title = fold_title_words(fold)
                     self.open_fold(self.add(item, "fold", "", title, note, None), fold)
                 elif len(members) == 1:
                     self.owner[members[0]] = item
                 else:
-                    count = f"module: {len(members):,} nodes"
+                    count = [[("moduleNodes", len(members))]]
                     sub = self.add(item, "module", "", visible(key), count, key)
                     work.append((sub, key, members))
 
 
 def page_tree(
-    view: View, names: Names, folds: list[Fold], fold_of: list[int]
+    view: View, folds: list[Fold], fold_of: list[int]
 ) -> tuple[Tree, list[range]]:
     """The items of the page, and the view's entries each top-level item shows."""
     tree = Tree(view, folds, fold_of, stretch=True)
@@ -136,11 +140,11 @@ def page_tree(
             members = _stretch_nodes(view, top)
             start, end = view.node_id(top[0]), view.node_id(top[-1])
             label = f"[{start.split('-')[0]}-{end.split('-')[-1]}]"
-            title = f"{len(members):,} nodes"
-            tree.add(-1, "nodes", label, title, summary(view.kinds, members), None)
+            count: Text = [[("nodes", len(members))]]
+            tree.add(-1, "nodes", label, count, summary(view.kinds, members), None)
             continue
         e = top[0]
-        parts = entry_parts(view, e, names, False)
+        title, note = entry_words(view, e)
         label = f"[{view.node_id(e)}]"
         fold = view.folds.get(e)
         group = view.group[e]
@@ -148,7 +152,7 @@ def page_tree(
         if group is None and view.sizes[e] == 1:
             kind = "node"
         path = None if group is None or fold else group
-        tree.add(-1, kind, label, parts.title, parts.note, path)
+        tree.add(-1, kind, label, title, note, path)
     for item, top in enumerate(tops):
         e = top[0]
         fold = view.folds.get(e)

@@ -17,6 +17,7 @@ from string import ascii_letters, digits
 from typing import Any
 
 from autograd_notes.view import View
+from autograd_notes.words import Words, kinds_clause
 
 # Characters for the values 0, 1, ...: none that JSON or <script> escapes.
 ALPHABET = digits + ascii_letters + "!#$%&()*+,-./:;=?@[]^_`{|}~"
@@ -195,11 +196,6 @@ def stretches(view: View) -> list[range]:
     return found
 
 
-def summary(kinds: list[str], members: list[int] | range) -> str:
+def summary(kinds: list[str], members: list[int] | range) -> Words:
     """``SinBackward0 ×500,000, MulBackward0 ×500,000``: the commonest kinds."""
-    found = Counter(map(kinds.__getitem__, members))
-    shown = [k if t == 1 else f"{k} ×{t:,}" for k, t in found.most_common(3)]
-    if len(found) > 3:
-        more = len(found) - 3
-        shown.append(f"{more} more kind" + ("" if more == 1 else "s"))
-    return ", ".join(shown)
+    return [kinds_clause(Counter(map(kinds.__getitem__, members)))]

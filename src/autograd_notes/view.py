@@ -28,12 +28,13 @@ from autograd_notes._checks import (
     check_torch,
     type_name,
 )
-from autograd_notes.fold import Fold, find_folds, fold_title
+from autograd_notes.fold import Fold, find_folds, fold_title, fold_title_words
 from autograd_notes.labels import Names, index_names, outputs_text, short_leaf, visible
 from autograd_notes.marks import node_marks, plain_kind, recorded
 from autograd_notes.saved import saved_values
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.walk import LEAF, Graph, as_node, leaf_of, walk
+from autograd_notes.words import Phrase, Text, Words, english, kinds_clause
 
 _Folding = Callable[[Graph, list[str], list[int]], tuple[list[Fold], list[int]]]
 
@@ -342,41 +343,35 @@ def group_by_module(
                 module_of, shown, *flags)  # fmt: skip
 
 
-def group_summary(view: View, e: int) -> str:
+def group_summary_words(view: View, e: int) -> Words:
     """``module: 4 nodes, AddmmBackward0, TBackward0, AccumulateGrad ×2``."""
     found = Counter(view.kinds[i] for i in view.members[e])
-    total = view.sizes[e]
-    shown = [
-        kind if times == 1 else f"{kind} ×{times:,}"
-        for kind, times in found.most_common(3)
-    ]
-    if len(found) > 3:
-        more = len(found) - 3
-        shown.append(f"{more} more kind" + ("" if more == 1 else "s"))
-    noun = "node" if total == 1 else "nodes"
-    return f"module: {total:,} {noun}, " + ", ".join(shown)
+    return [[("moduleNodes", view.sizes[e]), *kinds_clause(found)]]
+
+
+def group_summary(view: View, e: int) -> str:
+    """:func:`group_summary_words` in English."""
+    return english(group_summary_words(view, e))
+
+
+def fold_summary_words(view: View, fold: Fold) -> Words:
+    """``fold: calls 1–499 of cell, 14 nodes each, MulBackward0 ×5, ...``."""
+    path, first, last = fold.paths[0], fold.call_index[0], fold.call_index[-1]
+    what: Phrase = ("foldCalls", len(fold.calls))
+    if path == fold.paths[-1]:
+        what = ("foldCallsOf", first, last, visible(path))
+        if not path:
+            what = ("foldCallsOfModel", first, last)
+    found = Counter(view.kinds[i] for i in fold.nodes[0])
+    words = [[what, ("nodesEach", len(fold.nodes[0])), *kinds_clause(found)]]
+    if fold.leaves:
+        words.append([("leaves", len(fold.leaves))])
+    return words
 
 
 def fold_summary(view: View, fold: Fold) -> str:
-    """``fold: calls 1–499 of cell, 14 nodes each, MulBackward0 ×5, ...``."""
-    calls = len(fold.calls)
-    if fold.paths[0] == fold.paths[-1]:
-        path = fold.paths[0] or "the model"
-        what = f"calls {fold.call_index[0]:,}–{fold.call_index[-1]:,} of {path}"
-    else:
-        what = f"{calls:,} calls"
-    found = Counter(view.kinds[i] for i in fold.nodes[0])
-    shown = [k if t == 1 else f"{k} ×{t:,}" for k, t in found.most_common(3)]
-    if len(found) > 3:
-        more = len(found) - 3
-        shown.append(f"{more} more kind" + ("" if more == 1 else "s"))
-    per = len(fold.nodes[0])
-    each = f"{per:,} node" + ("" if per == 1 else "s")
-    text = f"fold: {what}, {each} each, " + ", ".join(shown)
-    leaves = len(fold.leaves)
-    if leaves:
-        text += f"; {leaves:,} " + ("leaf" if leaves == 1 else "leaves")
-    return visible(text)
+    """:func:`fold_summary_words` in English."""
+    return english(fold_summary_words(view, fold))
 
 
 class Parts(NamedTuple):
@@ -389,20 +384,30 @@ class Parts(NamedTuple):
     module: str  # "in block.0.mlp", with modules= and no depth
 
 
-def entry_parts(view: View, e: int, names: Names, show_retained: bool) -> Parts:
-    """What entry ``e`` of ``view`` shows."""
+def entry_words(view: View, e: int) -> tuple[Text, Text]:
+    """Entry ``e``'s title and note, as words (``to_html`` says them)."""
     group = view.group[e]
     fold = view.folds.get(e)
     if fold is not None:
-        return Parts(visible(group or ""), fold_summary(view, fold), None, "", "")
+        return fold_title_words(fold), fold_summary_words(view, fold)
     if group is not None:
-        return Parts(visible(group), group_summary(view, e), None, "", "")
+        return visible(group), group_summary_words(view, e)
     i = view.first[e]
     kind = view.kinds[i]
     count = view.sizes[e]
     title = kind if count == 1 else f"{kind} ×{count:,}"
+    marks = node_marks(view.graph.nodes[i], kind, view.anomaly)
+    return title, [[mark] for mark in marks]
+
+
+def entry_parts(view: View, e: int, names: Names, show_retained: bool) -> Parts:
+    """What entry ``e`` of ``view`` shows."""
+    title, note = map(english, entry_words(view, e))
+    if view.group[e] is not None:
+        return Parts(title, note, None, "", "")
+    i = view.first[e]
+    kind = view.kinds[i]
     fn = view.graph.nodes[i]
-    note = "; ".join(node_marks(fn, kind, view.anomaly))
     leaf = leaf_of(fn) if kind == LEAF else None
     outputs = outputs_text(fn, names, show_retained)
     module = ""

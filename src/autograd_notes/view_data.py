@@ -36,13 +36,14 @@ from autograd_notes._checks import arg_error, type_name
 from autograd_notes._torch import sequence_nr
 from autograd_notes.diff import GraphDiff
 from autograd_notes.fold import Fold
-from autograd_notes.labels import Names, format_bytes, outputs_text, short_leaf, visible
+from autograd_notes.labels import Names, dtype, format_bytes, shape, short_leaf, visible
 from autograd_notes.page_items import Item, Tree
 from autograd_notes.runs import ALPHABET, by_slot, pack, steps, unpack
 from autograd_notes.saved import saved_shapes
 from autograd_notes.trace import ModuleTrace
 from autograd_notes.view import View
 from autograd_notes.walk import LEAF, leaf_of
+from autograd_notes.words import Text, english
 
 __all__ = ["FIELDS", "PageData", "PageGraph", "page_data", "read_page"]
 
@@ -52,13 +53,14 @@ Packed = list[int] | dict[str, list[Any]]  # runs.pack's lists of small integers
 class CallItem(NamedTuple):
     """An item inside a fold's template call; the call's own is ``parent`` -1.
 
-    ``title`` and ``path`` follow the call's module path (``.0``).
+    ``path``, and ``title`` where it is a module path, follow the call's
+    module path (``.0``).
     """
 
     parent: int
     kind: str
-    title: str
-    note: str
+    title: Text
+    note: Text
     path: str
 
 
@@ -91,7 +93,7 @@ class NodeName(NamedTuple):
     """The names of a node's tensors (a leaf's, or a named output's)."""
 
     node: int
-    text: str
+    text: Text
 
 
 class ShownPath(NamedTuple):
@@ -286,8 +288,9 @@ def _fold_data(
             )
     shown_base = len(visible(base))
     items = [
-        CallItem(row.parent, row.kind, row.title[shown_base:], row.note,
-                 str(row.path)[len(base) :])
+        CallItem(row.parent, row.kind,
+                 row.title[shown_base:] if isinstance(row.title, str) else row.title,
+                 row.note, str(row.path)[len(base) :])
         for row in template.rows
     ]  # fmt: skip
     return FoldData(
@@ -324,12 +327,20 @@ def _page_ids(tree: Tree, nodes: int) -> tuple[list[int], list[int]]:
     return ids, real
 
 
-def _node_text(view: View, i: int, names: Names) -> str:
+def _node_text(view: View, i: int, names: Names) -> Text:
+    """``a: (2,) float32``, ``leaf: (2,) float32`` or ``grad_fn of y``, or ""."""
     fn = view.graph.nodes[i]
     if view.kinds[i] == LEAF:
         leaf = leaf_of(fn)
-        return "" if leaf is None else short_leaf(leaf, names, ": ")
-    return outputs_text(fn, names, False)
+        if leaf is None:
+            return ""
+        if id(leaf) in names.leaves:
+            return short_leaf(leaf, names, ": ")
+        return [[("leaf", f"{shape(leaf)} {dtype(leaf)}")]]
+    named = names.outputs.get(fn)
+    if not named:
+        return ""
+    return [[("gradFnOf", ", ".join(visible(name) for name, _ in named))]]
 
 
 def _names(view: View, names: Names, ids: list[int], real: int) -> list[NodeName]:
@@ -530,15 +541,14 @@ def _open_calls(
         shown = _shown(data, paths[lo])
         if span == 1:
             found[lo] = call = len(items)
-            title = f"{shown or 'the model'} (call {index[lo]:,})"
-            items.append(
-                Item(parent, "call", "", title, f"call: {fold['size']:,} nodes", path)
-            )
+            call_title = f"{shown or 'the model'} (call {index[lo]:,})"
+            note = f"call: {fold['size']:,} nodes"
+            items.append(Item(parent, "call", "", call_title, note, path))
             for row in map(CallItem._make, fold["items"]):
                 up = call if row.parent < 0 else call + 1 + row.parent
-                items.append(
-                    Item(up, row.kind, "", shown + row.title, row.note, path + row.path)
-                )
+                title = shown + row.title if isinstance(row.title, str) else row.title
+                item = Item(up, row.kind, "", title, row.note, path + row.path)
+                items.append(_english(item))
             continue
         _children(stack, len(items), lo, hi, span // spread)
         last = _shown(data, paths[hi - 1])
@@ -577,6 +587,11 @@ def _open_stretches(
             items.append(Item(parent, "nodes", "", title, f"{hi - lo:,} nodes", None))
 
 
+def _english(item: Item) -> Item:
+    """``item`` with its words said in English, as the script says them."""
+    return item._replace(title=english(item.title), note=english(item.note))
+
+
 def _shown(data: dict[str, Any], path: int) -> str:
     for index, text in data["shown"]:
         if index == path:
@@ -605,7 +620,7 @@ def read_page(page: object) -> PageGraph:
         inputs.append([n + columns[slot][taken[slot]] for slot in range(t.degree)])
         for slot in range(t.degree):
             taken[slot] += 1
-    items = [Item._make(row) for row in data["items"]]
+    items = [_english(Item._make(row)) for row in data["items"]]
     owner = unpack(data["owner"])
     kind = [kinds[t.kind] for t in types]
     module: list[str | None] = [paths[t.path] for t in types]

@@ -1,16 +1,21 @@
 """An interactive view of the backward graph, in one self-contained HTML file.
 
 :func:`.to_html` writes the view's entries (``autograd_notes.view``: with a
-trace, the modules at depth 1 and the folds) as the top level, and every
-node below them as data: a click opens a module, a fold or one call of a
-fold. The data's schema is ``autograd_notes.view_data``. The script (package
-data: ``_html/view.js``, after its words in ``_html/view_text.js`` and the
-layout in ``_html/layout.js``) lays out only what is shown, with the
-layered layout of ``autograd_notes.layout``, which ``draw_graph`` and the
-static SVG use (no library: it is small, and the package stays one thing to
-audit). The page fetches nothing; the
-same bytes come out on every run; a static SVG of the top level stands in
-without JavaScript (``<noscript>``, and :attr:`.GraphHtml.svg` for a PDF).
+trace, the modules at depth 1 and the folds, and the nodes outside them)
+as the top level, and every node below them as data: a click opens a
+module, a fold or one call of a fold. The data's schema is
+``autograd_notes.view_data``; its notes (a module's or a fold's
+summary, a node's marks, a leaf's label) are words, which the page says in
+the reader's language (``autograd_notes.words``). The script (package
+data: ``_html/view.js``, after its words in ``_html/view_text.js`` and its
+layout in ``_html/layout.js``) lays out only what is shown, by the layered
+layout rule of ``autograd_notes.layout``, ported without a library (it is
+small, and the package stays one thing to audit). The static SVG calls
+``autograd_notes.layout.layers``; ``draw_graph`` applies the same rule
+through networkx, and the tests hold the three to the same rows. The page
+fetches nothing; the same bytes come out on every run; a static SVG of the
+top level stands in without JavaScript (``<noscript>``, and
+:attr:`.GraphHtml.svg` for a PDF).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from autograd_notes.trace import ModuleTrace
 from autograd_notes.view import View, build_view, check_args
 from autograd_notes.view_data import BOX, DiffData, diff_data, page_data
 from autograd_notes.walk import Graph, gc_paused, runs_no_user_code
+from autograd_notes.words import english
 
 __all__ = ["GraphHtml", "to_html"]
 
@@ -271,9 +277,9 @@ def to_html(
         view = build_view(node, index, collapse, modules, 1 if modules else None,
                           folding=folding)  # fmt: skip
         folds, fold_of = found[0] if found else ([], [-1] * len(view.graph.nodes))
-        tree, tops = page_tree(view, index, folds, fold_of)
+        tree, tops = page_tree(view, folds, fold_of)
         data, ids = page_data(view, index, tree, title=title, tops=len(tops))
-        shown = [f"{row.label} {row.title}" for row in tree.rows[: len(tops)]]
+        shown = [f"{row.label} {english(row.title)}" for row in tree.rows[: len(tops)]]
         if changes is not None:
             data["diff"] = found_diff = diff_data(view, tree, changes, modules, ids)
             shown = _diff_texts(shown, found_diff, tree, ids)
@@ -289,8 +295,9 @@ def to_html(
         f"<title>{html.escape(title)}</title>\n<style>\n{_asset('view.css')}</style>\n"
         f"</head>\n<body>\n<noscript>{svg}</noscript>\n"
         f'<script type="application/json" id="an-data"{packed}>{payload}</script>\n'
-        f"<script>\n{_asset('view_text.js')}{_asset('layout.js')}{_asset('view.js')}"
-        "</script>\n"
+        f"<script>\n{_asset('view_text.js')}"
+        f"var AN_NOTES = {_script(_asset('notes.json'))};\n"
+        f"{_asset('layout.js')}{_asset('view.js')}</script>\n"
         "</body>\n</html>\n"
     )
     svg = svg.replace("<svg ", f'<svg xmlns="{_SVG_NS}" ', 1)

@@ -21,6 +21,7 @@ from autograd_notes import (
     to_dot,
     track_modules,
 )
+from autograd_notes.words import Words
 
 from .helpers import (
     READERS,
@@ -320,13 +321,13 @@ def test_grouping_summarises_each_module_once(monkeypatch: pytest.MonkeyPatch) -
     with track_modules(model) as trace:
         y = model(torch.ones(1, 2)).sum()
     calls: list[int] = []
-    real = autograd_notes.view.group_summary
+    real = autograd_notes.view.group_summary_words
 
-    def counted(*args: Any) -> str:
+    def counted(*args: Any) -> Words:
         calls.append(1)
         return real(*args)
 
-    monkeypatch.setattr(autograd_notes.view, "group_summary", counted)
+    monkeypatch.setattr(autograd_notes.view, "group_summary_words", counted)
     text = format_graph(y, modules=trace, depth=1)
     assert text.count("-> [") >= 49  # one back-reference per loop step
     assert len(calls) == 1  # the one group, "lin", summarised once

@@ -41,11 +41,24 @@
     var args = arguments;
     return UI[LANG][key].replace(/\{(\d)\}/g, function (_, d) { return args[+d + 1]; }).replace("整个模型 的", "整个模型的");
   }
-  var ZH_NOTES = AN_TEXT.zhNotes, ZH_NAMES = AN_TEXT.zhNames;
-  function local(text, rules) { // a Python-made title, note or name in the reader's language
-    if (LANG === "en" || !text) return text;
-    (rules || ZH_NOTES).forEach(function (r) { text = text.replace(r[0], r[1]); });
-    return text;
+  // A title, note or name the Python side wrote: as it is (a string), or
+  // words, said with the reader's table (autograd_notes.words, notes.json):
+  // clauses of phrases [key, value, ...]; "" reads as the model, an int as
+  // 1,234, a list of phrases as a list.
+  var NOTES = AN_NOTES[LANG];
+  function said(text) {
+    if (typeof text === "string") return text;
+    return text.map(function (clause) {
+      return clause.map(function (phrase) {
+        var t = NOTES.notes[phrase[0]], values = phrase.slice(1);
+        if (Array.isArray(t)) t = t[values.filter(function (v) { return typeof v === "number"; })[0] === 1 ? 0 : 1];
+        return t.replace(/\{(\d)\}/g, function (_, d) {
+          var v = values[+d];
+          if (Array.isArray(v)) return v.map(function (p) { return said([[p]]); }).join(NOTES.list);
+          return typeof v === "number" ? commas(v) : v || NOTES.model;
+        });
+      }).join(NOTES.phrase);
+    }).join(NOTES.clause);
   }
   var NS = (function () { // the SVG namespace, as the HTML parser gives it
     var d = document.createElement("div");
@@ -117,8 +130,8 @@
     return G;
   }
   var G = decode(D);
-  G.items.forEach(function (item) { item.title = local(item.title); item.note = local(item.note); });
-  G.folds.forEach(function (f) { f.items.forEach(function (s) { s.title = local(s.title); s.note = local(s.note); }); });
+  G.items.forEach(function (item) { item.title = said(item.title); item.note = said(item.note); });
+  G.folds.forEach(function (f) { f.items.forEach(function (s) { s.note = said(s.note); }); });
   if (G.title === UI.en.title) document.title = G.title = say("title");
 
   function commas(k) { return String(k).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
@@ -191,7 +204,8 @@
     items.push(item(parent, "call", say("callOf", seen || say("model"), commas(f.callIndex[j])),
                     say("callNote", commas(f.size)), path));
     f.items.forEach(function (s) {
-      items.push(item(s.parent < 0 ? call : call + 1 + s.parent, s.kind, seen + s.title, s.note, path + s.path));
+      var title = typeof s.title === "string" ? seen + s.title : said(s.title); // a path, or words
+      items.push(item(s.parent < 0 ? call : call + 1 + s.parent, s.kind, title, s.note, path + s.path));
     });
   }
   var I = items.length, text = {};
@@ -219,7 +233,7 @@
   // The decoded data, for tests and the console: every node, every item.
   window.anView = { ui: UI, names: text, tops: G.tops, root: G.root, items: items, kinds: G.kinds, kind: kindOf,
                     owner: owner, starts: starts, inputs: inputs, module: moduleOf, saved: savedOf };
-  G.names.forEach(function (x) { text[x.node] = local(x.text, ZH_NAMES); });
+  G.names.forEach(function (x) { text[x.node] = said(x.text); });
   function foldOf(n) { // [fold, call, position] of a node in a fold, or null
     for (var i = G.folds.length - 1; i >= 0; i--) {
       var f = G.folds[i];

@@ -1,8 +1,9 @@
-/* autograd_notes.to_html: the view's words, in English and Chinese (the page
- * puts this script before view.js, which picks one by the reader's languages).
- * ui: the interface strings, {0}, {1}: values filled in by say(); zhNotes and
- * zhNames: how the titles, notes and names the Python side writes read in
- * Chinese. Kept apart from view.js so that a translation is edited here. */
+/* autograd_notes.to_html: the view's interface words, in English and Chinese
+ * (the page puts this script before view.js, which picks one by the reader's
+ * languages). ui: the interface strings, {0}, {1}: values filled in by say().
+ * What the Python side notes (a module's or fold's summary, marks, a
+ * leaf's label) are words, said from notes.json (autograd_notes.words). Kept
+ * apart from view.js so that a translation is edited here. */
 var AN_TEXT = {
   ui: {
     en: { title: "Backward graph", search: "Search kind or module ", example: "e.g. Addmm or h.3.mlp",
@@ -27,36 +28,27 @@ var AN_TEXT = {
       added: "added: its module's call has more nodes of this kind than before (they are alike: the last made are marked + new)",
       cols: "saved|shape|dtype|bytes", none: "saves no tensor (or backward freed them)", close: "Close {0}",
       found: "{0} in {1}" },
-    zh: { title: "反向计算图", search: "按节点类型或模块搜索 ", example: "例如 Addmm 或 h.3.mlp",
+    zh: { title: "计算图", search: "按节点类型或模块搜索 ", example: "例如 Addmm 或 h.3.mlp",
       closeAll: "全部收起", fit: "适应窗口", canvas: "计算图：拖动或方向键平移，滚轮或 + 和 - 缩放，0 适应窗口",
       graph: "计算图", details: "详情", results: "搜索结果", open: "（按 Enter 展开）",
       status: "显示 {0} 个框，共 {1} 个节点", match: "；{0} 个匹配", model: "整个模型",
-      callsOf: "{2} 的第 {0}\u2013{1} 次调用", range: "{0}\u2013{1}", ncalls: "{0} 次调用", callOf: "{0}（第 {1} 次调用）",
+      callsOf: "{2} 的调用 #{0}\u2013#{1}", range: "{0}\u2013{1}", ncalls: "{0} 次调用", callOf: "{0}（调用 #{1}）",
       callNote: "一次调用：{0} 个节点", isNew: "  + 新增", saved: "  保存 {0}", news: "  +{0} 新增",
-      row: "- {0} \u00d7{1}（{2}）", outside: "模型之外", inside: "在 {0} 中", atCall: "，第 {0} 次调用", more: "另有 {0} 个",
+      row: "- {0} \u00d7{1}（{2}）", outside: "模型之外", inside: "在 {0} 中", atCall: "，调用 #{0}", more: "另有 {0} 个",
       before: "与之前的计算图相比",
       counts: "节点：{0} -> {1}（新增 {2}，移除 {3}）；为反向传播保存：{4} -> {5}（{6}）",
       legend: "框上的\u201c保存 -1.5 MiB\u201d是模块为反向传播保存的字节数的变化；\u201c+ 新增\u201d标出新增的节点（虚线边框），\u201c+3 新增\u201d是框内新增的节点数。",
       removed: "移除的节点", removedHere: "此处移除的节点",
       byModule: "{0} 保存的（所有调用）：之前 {1}，现在 {2}（{3}）；节点 {4} -> {5}",
       addedIn: "内部新增 {0} 个节点（标为 + 新增）", heading: "详情",
-      hint: "点击一个框即可展开它（模块、折叠或折叠中的一次调用），并查看它保存了什么。",
+      hint: "点击一个框即可展开它（模块、折叠条目或折叠条目中的一次调用），并查看它保存了什么。",
       anomaly: "哪些节点由 create_graph=True 的反向传播生成：此处无法判断（torch 只在 torch.autograd.set_detect_anomaly(True) 下记录这一点）。",
       path: "模块路径：{0}", sum: "{0} 个节点；它们保存的：{1}（按节点相加，共享的存储在每个节点都计入）",
-      closeThis: "收起这个{0}", module: "模块", fold: "折叠", call: "调用", calls: "调用组", run: "节点组",
+      closeThis: "收起这个{0}", module: "模块", fold: "折叠条目", call: "调用", calls: "调用组", run: "节点组",
       nodes: "节点段", nodesRange: "节点 {0}\u2013{1}", nnodes: "{0} 个节点",
-      nodeOf: "{2} 的 {1} 个节点中的第 {0} 个，属于折叠 {3}", madeOutside: "在模型之外生成", names: "名称：{0}",
+      nodeOf: "{2} 的 {1} 个节点中的第 {0} 个，属于折叠条目 {3}", madeOutside: "在模型之外生成", names: "名称：{0}",
       added: "新增：它所在模块的这次调用中此类节点比之前多（它们相同：最后生成的标为 + 新增）",
       cols: "保存的张量|形状|数据类型|字节", none: "没有保存张量（或反向传播已释放它们）", close: "收起 {0}",
       found: "{0}（在 {1} 中）" }
-  },
-  // The notes the Python side writes (view.fold_summary, group_summary, marks), in Chinese.
-  zhNotes: [[/the model/g, "整个模型"], [/^parameters$/, "参数"], [/^module: /, "模块："], [/^fold: /, "折叠："],
-    [/calls ([\d,]+)\u2013([\d,]+) of ([^,]*)/, "$3 的第 $1\u2013$2 次调用"], [/([\d,]+) calls/, "$1 次调用"],
-    [/([\d,]+) nodes? each/, "每次调用 $1 个节点"], [/([\d,]+) (AccumulateGrad )?nodes?/, function (_, k, a) { return k + (a ? " 个 " + a : " 个") + "节点"; }],
-    [/(\d+) more kinds?/, "另有 $1 种类型"], [/; ([\d,]+) lea(f|ves)$/, "；$1 个叶子"],
-    [/torch\.compile region: internals hidden/, "torch.compile 区域：内部不可见"],
-    [/custom autograd\.Function/, "自定义 autograd.Function"],
-    [/made by a create_graph=True backward/, "由 create_graph=True 的反向传播生成"], [/; /g, "；"], [/, /g, "，"], [/模型 的/, "模型的"]],
-  zhNames: [[/^grad_fn of (.*)$/, "$1 的 grad_fn"], [/^leaf: /, "叶子："]] // labels.outputs_text, short_leaf
+  }
 };
