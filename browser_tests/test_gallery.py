@@ -11,11 +11,9 @@ import harness
 import pytest
 import tomllib
 import webcheck
+from autograd_site.sitewords import say
 from playwright.sync_api import Browser, BrowserContext, Page
 from views import sized_context
-
-# The summary line of a collapsed solution, per edition.
-SOLUTION = {"en": "Solution", "zh_CN": "答案"}
 
 
 def test_gallery_has_examples(site: Path, edition_site: Path, edition: str):
@@ -67,7 +65,7 @@ def solution_problems(page: Page, edition: str) -> list[str]:
         solution = solutions.nth(i)
         code = solution.locator("div.highlight-Python, div.highlight-python").first
         summary = solution.locator("summary").inner_text().strip()
-        if summary != SOLUTION[edition]:
+        if summary != say(edition, "Solution"):
             problems.append(f"solution {i + 1} is {summary!r}")
         if solution.get_attribute("open") is not None:
             problems.append(f"solution {i + 1} starts open")

@@ -51,7 +51,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from babel.messages.pofile import read_po
 from bs4 import BeautifulSoup, Tag
 from fontTools.ttLib import TTFont
 from playwright.sync_api import Page, Route, sync_playwright
@@ -62,7 +61,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 from autograd_site import siteconfig  # noqa: E402
 from autograd_site.freshness import fingerprint, unchanged  # noqa: E402
+from autograd_site.siteconfig import SOURCE  # noqa: E402
 from autograd_site.sitepdf import PROJECT, pdf_path  # noqa: E402
+from autograd_site.sitewords import say, site_words  # noqa: E402
 
 BUILD = ROOT / "docs" / "_build"
 EDITIONS = {lang: BUILD / "html" / e.folder for lang, e in siteconfig.EDITIONS.items()}
@@ -84,16 +85,12 @@ TEXT = {
 @cache
 def text(edition: str) -> dict[str, str]:
     """``TEXT`` in ``edition``'s language: the source edition's, or its site.po's."""
-    if edition == next(iter(siteconfig.EDITIONS)):
-        return TEXT
-    po = ROOT / "docs" / "locale" / edition / "LC_MESSAGES" / "site.po"
-    with po.open("rb") as f:
-        catalog = read_po(f)
-    found = {key: catalog.get(english) for key, english in TEXT.items()}
-    missing = [TEXT[key] for key, m in found.items() if m is None or not m.string]
-    if missing:
-        raise SystemExit(f"docs/pdf.py: {po} does not translate {missing}")
-    return {key: str(message.string) for key, message in found.items()}
+    missing = [m for m in TEXT.values() if m not in site_words(edition)]
+    if missing and edition != SOURCE:
+        raise SystemExit(
+            f"docs/pdf.py: {edition}'s site.po does not translate {missing}"
+        )
+    return {key: say(edition, english) for key, english in TEXT.items()}
 
 
 FOOTER = (

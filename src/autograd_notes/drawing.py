@@ -516,8 +516,9 @@ def _describe(
     names = [label.split("\n", 1)[0] for label in labels]
     if not arrows:
         return f"No backward graph: only {names[0]}."
+    count = f"{len(arrows)} arrow" + ("" if len(arrows) == 1 else "s")
     parts = [
-        f"Backward graph: {len(arrows)} arrows from the root down to the leaves.",
+        f"Backward graph: {count} from the root down to the leaves.",
         f"Root: {names[0]}.",
     ]
     for kind, title in (("node", "Backward nodes"), ("group", "Modules")):

@@ -198,6 +198,14 @@ def test_tutorial_03_graph() -> None:
     assert "Arrows into w: 2." in description
 
 
+def test_a_graph_of_one_arrow_says_arrow() -> None:
+    a = torch.ones(2, requires_grad=True)
+    fig = draw_graph(a.sum(), names={"a": a})
+    description = fig.axes[0].get_label()
+    assert description.startswith("Backward graph: 1 arrow from the root"), description
+    plt.close(fig)
+
+
 def boxes(fig: Figure) -> list[tuple[str, float, str]]:
     """(label, y, fill colour) of each node box drawn."""
     found = []

@@ -43,15 +43,17 @@ from bs4 import BeautifulSoup
 import autograd_notes
 
 ROOT = Path(__file__).resolve().parents[2]
-from autograd_site import downloads  # noqa: E402
+from autograd_site import downloads, siteconfig  # noqa: E402
+from autograd_site.sitewords import say  # noqa: E402
 
 SITE = ROOT / "docs" / "_build" / "html"
-EDITIONS = {"en": SITE, "zh_CN": SITE / "zh_CN"}
+EDITIONS = {
+    lang: SITE / edition.folder for lang, edition in siteconfig.EDITIONS.items()
+}
 with (ROOT / "pyproject.toml").open("rb") as f:
     URLS = tomllib.load(f)["project"]["urls"]
 HOSTED = URLS["Documentation"].rstrip("/") + "/"
 LABELS = ("Open in Colab", "Download notebook", "Download script", "View source")
-SOLUTION = {"en": "**Solution**", "zh_CN": "**答案**"}
 
 
 # -- Each shape of Sphinx markup, and what it becomes ---------------------------
@@ -369,6 +371,7 @@ def test_notebooks_have_no_sphinx_markup(built_site: Path):
 @pytest.mark.slow
 def test_solutions_are_collapsed(built_site: Path):
     for edition, root in EDITIONS.items():
+        marker = f"**{say(edition, 'Solution')}**"
         for script in sorted((ROOT / "gallery").glob("[0-9][0-9]_*.py")):
             exercises = script.read_text("utf-8").count("# **Solution**")
             path = root / "notebooks" / "tutorials" / f"{script.stem}.ipynb"
@@ -377,7 +380,7 @@ def test_solutions_are_collapsed(built_site: Path):
                 cells[i + 1]
                 for i, c in enumerate(cells[:-1])
                 if c["cell_type"] == "markdown"
-                and "".join(c["source"]).strip().endswith(SOLUTION[edition])
+                and "".join(c["source"]).strip().endswith(marker)
             ]
             assert exercises >= 2, script.name
             assert len(hidden) == exercises, (edition, script.name)

@@ -33,6 +33,7 @@ CATALOGS = LOCALE / "zh_CN" / "LC_MESSAGES"
 import sitebuild  # noqa: E402
 from autograd_site import downloads  # noqa: E402
 from autograd_site.cjk import WIDE, han, width  # noqa: E402
+from autograd_site.sitewords import say  # noqa: E402
 
 
 def _load(path: Path) -> ModuleType:
@@ -77,6 +78,20 @@ def site_pages() -> set[str]:
     for script in (ROOT / "gallery").glob("[0-9][0-9]_*.py"):
         pages.add(f"tutorials/{script.stem}")
     return pages
+
+
+def test_every_exercise_marker_is_the_word_exercises_looks_for() -> None:
+    """A tutorial's "**Solution**" paragraph is translated with site.po's word,
+    which exercises.py finds on the page and in the notebook to collapse."""
+    word = say("zh_CN", "Solution")
+    found = 0
+    for po in sorted((CATALOGS / "tutorials").glob("*.po")):
+        with po.open("rb") as f:
+            for message in read_po(f):
+                if message.id == "**Solution**":
+                    assert message.string == f"**{word}**", po.name
+                    found += 1
+    assert found >= 8  # one entry per tutorial that has exercises
 
 
 def test_every_page_has_a_catalog_and_every_catalog_a_page() -> None:

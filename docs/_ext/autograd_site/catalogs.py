@@ -48,6 +48,8 @@ from sphinx.util import logging
 from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import NodeMatcher, extract_messages
 
+from .siteconfig import SOURCE
+
 logger = logging.getLogger(__name__)
 ROLE = re.compile(r":\w+:`([^`<]*?)\s*(?:<[^>]*>)?`")
 
@@ -107,7 +109,7 @@ class SphinxLabels(SphinxTransform):
 def theme_strings(app: Sphinx, config: Config) -> None:
     """Our ``booktheme.po`` over the theme's (read early, for its header buttons),
     and ``site.po``, our code's words (``sphinx.locale.get_translation("site")``)."""
-    if config.language == "en":
+    if config.language == SOURCE:
         return
     from sphinx import locale
 
@@ -136,7 +138,7 @@ class RequireTranslation(SphinxTransform):
     default_priority = 345  # after Locale (20) and DocInfo (340)
 
     def apply(self, **kwargs: Any) -> None:
-        if self.config.language == "en" or self.app.builder.name == "gettext":
+        if self.config.language == SOURCE or self.app.builder.name == "gettext":
             return
         docname, lang = self.env.current_document.docname, self.config.language
         domain = docname_to_domain(docname, self.config.gettext_compact)
@@ -179,7 +181,7 @@ def no_fuzzy(app: Sphinx) -> None:
     Sphinx skips them, so the page shows English and ``RequireTranslation``
     names the message; this names the catalog entry to update.
     """
-    if app.config.language == "en" or app.builder.name == "gettext":
+    if app.config.language == SOURCE or app.builder.name == "gettext":
         return
     for po in catalog_files(app):
         for message in read(po):

@@ -42,6 +42,7 @@ from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
 from .cjk import BREAKABLE, CLOSING, OPENING, width
+from .siteconfig import SOURCE
 
 logger = logging.getLogger(__name__)
 
@@ -291,7 +292,7 @@ class ExtractCodeComments(SphinxTransform):
     default_priority = 15  # before sphinx.transforms.i18n.Locale (20)
 
     def apply(self, **kwargs: Any) -> None:
-        if self.config.language == "en" and self.app.builder.name != "gettext":
+        if self.config.language == SOURCE and self.app.builder.name != "gettext":
             return  # the English edition shows the code as written
         api: set[int] = set()  # the API's examples stay English
         for desc in self.document.findall(addnodes.desc):

@@ -50,9 +50,9 @@ from sphinx.util import logging
 from .catalogs import messages
 from .cjk import CLOSING, OPENING, width
 from .codecomments import CommentError, translate_comments, wrap
-from .exercises import HIDDEN, collapse_in_notebook
+from .exercises import HIDDEN, collapse_in_notebook, marker_word
 from .parallelread import executes
-from .siteconfig import EDITIONS
+from .siteconfig import EDITIONS, SOURCE
 from .sitewheel import requirement
 
 logger = logging.getLogger(__name__)
@@ -342,7 +342,7 @@ class Edition:
 
     def notebook(self, notebook: dict[str, Any], docname: str) -> str:
         """Solutions collapsed, markup checked: the notebook's JSON text."""
-        collapse_in_notebook(notebook, self.app.config.language)
+        collapse_in_notebook(notebook, marker_word())
         notebook.setdefault("metadata", {})["language_info"] = {"name": "python"}
         text = "\n".join(
             "".join(c["source"])
@@ -478,7 +478,7 @@ def page_notebook(ed: Edition, docname: str) -> str:
 def write_downloads(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
-    ed = Edition(app, None if app.config.language == "en" else messages(app))
+    ed = Edition(app, None if app.config.language == SOURCE else messages(app))
     out, files = Path(app.outdir), {}
     for examples in app.config.sphinx_gallery_conf["examples_dirs"]:
         for script in sorted(Path(app.srcdir, examples).glob("[0-9][0-9]_*.py")):

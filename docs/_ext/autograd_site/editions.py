@@ -113,10 +113,9 @@ def spaced_titles(
     """In the article, code's box sets it off the Chinese around it (no space:
     check_catalogs.py); the window's title and the previous/next links show a
     title as text, where a space does, as the prose spaces a Latin word."""
-    if app.config.language == "zh_CN":
-        for item in (context, context.get("prev") or {}, context.get("next") or {}):
-            if item.get("title"):
-                item["title"] = CODE_EDGE.sub(" ", item["title"])
+    for item in (context, context.get("prev") or {}, context.get("next") or {}):
+        if item.get("title"):  # a title with no Han character: unchanged
+            item["title"] = CODE_EDGE.sub(" ", item["title"])
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

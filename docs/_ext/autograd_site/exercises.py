@@ -1,8 +1,10 @@
 """Collapse each tutorial exercise's solution until the reader opens it.
 
 A tutorial writes an exercise as a text cell whose last paragraph is exactly
-``**Solution**`` (``**答案**`` in the zh_CN edition), then the code cell that
-solves it. In the ``.py`` download that reads naturally. Our own code:
+``**Solution**`` (as the edition's catalogs translate it: the page's
+catalog translates the paragraph, and ``site.po`` the word, which this
+module looks for and writes on the page), then the code cell that solves
+it. In the ``.py`` download that reads naturally. Our own code:
 sphinx-design's dropdown wraps a directive's content, not the cells
 sphinx-gallery generates.
 
@@ -25,12 +27,12 @@ from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
+from sphinx.locale import get_translation
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
-MARKERS = {"en": "Solution", "zh_CN": "答案"}
 # A notebook cell's metadata that collapses its code: Jupyter's, Colab's.
 HIDDEN = {"jupyter": {"source_hidden": True}, "colab": {"cellView": "form"}}
 
@@ -39,8 +41,13 @@ class solution(nodes.General, nodes.Element):
     """A collapsed solution: the code and its output."""
 
 
+def marker_word() -> str:
+    """ "Solution" in the language of the edition being built (``site.po``)."""
+    return str(get_translation("site")("Solution"))
+
+
 def visit_solution_html(self: Any, node: solution) -> None:
-    summary = MARKERS.get(self.config.language, MARKERS["en"])
+    summary = marker_word()
     self.body.append(f'<details class="solution">\n<summary>{summary}</summary>\n')
 
 
@@ -52,9 +59,9 @@ def visit_solution_other(self: Any, node: solution) -> None:
     pass  # other builders show the content as it is
 
 
-def collapse_in_notebook(notebook: dict[str, Any], language: str) -> None:
-    """Hide each code cell after a Markdown cell whose last line is the marker."""
-    marker = f"**{MARKERS.get(language, MARKERS['en'])}**"
+def collapse_in_notebook(notebook: dict[str, Any], word: str) -> None:
+    """Hide each code cell after a Markdown cell whose last line is ``**word**``."""
+    marker = f"**{word}**"
     for cell, after in itertools.pairwise(notebook["cells"]):
         last = "".join(cell["source"]).strip().rpartition("\n")[2].strip()
         kinds = (cell["cell_type"], after["cell_type"])
@@ -91,7 +98,7 @@ class CollapseSolutions(SphinxTransform):
         if self.app.builder.name == "gettext":
             return  # the catalogs need the marker paragraph, to translate it
         # The marker as the page's catalog translates it.
-        text = MARKERS.get(self.config.language, MARKERS["en"])
+        text = marker_word()
         for marker in list(self.document.findall(lambda n: _is_marker(n, text))):
             parent = marker.parent
             index = parent.index(marker)

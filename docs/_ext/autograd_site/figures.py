@@ -39,6 +39,9 @@ from sphinx.locale import get_translation
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
+from .siteconfig import SOURCE
+from .sitewords import say
+
 logger = logging.getLogger(__name__)
 
 EXT = Path(__file__).resolve().parents[1]  # the folder that holds autograd_site
@@ -47,7 +50,7 @@ KERNEL_ARGS = [
     "from autograd_site import figures; figures.kernel_setup()"
 ]
 
-DESCRIPTION = re.compile(r"^(Backward graph: \d+ arrows|No backward graph: )")
+DESCRIPTION = re.compile(r"^(Backward graph: \d+ arrows?|No backward graph: )")
 
 LEGEND = {  # in Chinese: docs/locale/zh_CN/LC_MESSAGES/site.po
     "root": "root",
@@ -56,16 +59,19 @@ LEGEND = {  # in Chinese: docs/locale/zh_CN/LC_MESSAGES/site.po
     "group": "module (group of nodes)",
     "flow": "Arrows show gradient flow, from the root to the leaves.",
 }
-ALL_ARROWS = r"Backward graph: (\d+) arrows from the root down to the leaves\."
-SENTENCES_ZH = [
-    (ALL_ARROWS, r"计算图：\1 条箭头，从根指向叶子。"),
-    (r"No backward graph: only (.*)\.", r"没有计算图：只有 \1。"),
-    (r"Root: (.*)\.", r"根：\1。"),
-    (r"Backward nodes: (.*)\.", r"反向节点：\1。"),
-    (r"Modules: (.*)\.", r"模块：\1。"),
-    (r"Leaves: (.*)\.", r"叶子：\1。"),
-    (r"Arrows into (.*): (\d+)\.", r"指向 \1 的箭头：\2 条。"),
-]  # fmt: skip
+# draw_graph's sentences; their words in another edition: its site.po, as are
+# how a list ("{}, {}") and two sentences ("{} {}") join.
+SENTENCES = [
+    "Backward graph: {} arrows from the root down to the leaves.",
+    "Backward graph: {} arrow from the root down to the leaves.",
+    "No backward graph: only {}.",
+    "Root: {}.",
+    "Backward nodes: {}.",
+    "Modules: {}.",
+    "Leaves: {}.",
+    "Arrows into {}: {}.",
+]
+PATTERNS = [(re.compile(re.escape(s).replace(r"\{\}", "(.*)")), s) for s in SENTENCES]
 SENTENCE_END = re.compile(
     r"\. (?=Root: |Backward nodes: |Modules: |Leaves: |Arrows into )"
 )
@@ -74,22 +80,26 @@ SENTENCE_END = re.compile(
 def describe_in(language: str, description: str) -> str:
     """A drawing's description in ``language`` (names and numbers unchanged).
 
-    A sentence none of ``SENTENCES_ZH`` matches raises, so a new sentence in
-    ``draw_graph``'s descriptions fails the build until it is translated here.
+    A sentence none of ``SENTENCES`` matches raises, so a new sentence in
+    ``draw_graph``'s descriptions fails the build until it is added here (and
+    a sentence missing from a ``site.po``, until it is translated there).
     """
-    if language != "zh_CN":
+    if language == SOURCE:
         return description
     sentences = SENTENCE_END.split(description)
-    out = []
+    listed = say(language, "{}, {}").format("", "")
+    out = ""
     for i, sentence in enumerate(sentences):
         sentence += "" if i == len(sentences) - 1 else "."
-        for pattern, replacement in SENTENCES_ZH:
-            if match := re.fullmatch(pattern, sentence):
-                out.append(match.expand(replacement).replace(", ", "、"))
+        for pattern, english in PATTERNS:
+            if match := pattern.fullmatch(sentence):
+                values = [v.replace(", ", listed) for v in match.groups()]
+                said = say(language, english).format(*values)
+                out = said if not out else say(language, "{} {}").format(out, said)
                 break
         else:
             raise ValueError(f"no translation for the sentence {sentence!r}")
-    return "".join(out)
+    return out
 
 
 def _graph_description(fig: Any) -> str | None:

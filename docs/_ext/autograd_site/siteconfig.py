@@ -6,9 +6,8 @@ the tests must agree on: the torch versions ``nox -s compat`` verifies
 language tag). ``docs/conf.py``, ``docs/build.py``, ``docs/pdf.py``, the
 extensions, ``tests/site`` and ``browser_tests`` read :data:`EDITIONS`
 (language -> :class:`Edition`) from here, so each edition's folder, name and
-tag are written once. (A third edition would still need ``docs/build.py`` to
-start its build, and ``docs/pdf.py`` its title page's words.) No Sphinx
-import: the build script and the browser tests use it too.
+tag are written once. No Sphinx import: the build script and the browser
+tests use it too.
 """
 
 from pathlib import Path
@@ -30,4 +29,5 @@ class Edition(NamedTuple):
 
 
 EDITIONS = {lang: Edition(**row) for lang, row in SETTINGS["editions"].items()}
+SOURCE = next(iter(EDITIONS))  # the language the sources and our code are written in
 VERIFIED_TORCH: list[str] = SETTINGS["verified-torch"]

@@ -35,6 +35,8 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from .siteconfig import EDITIONS, SOURCE
+
 logger = logging.getLogger(__name__)
 
 DISTRIBUTION = "autograd-notes"
@@ -108,12 +110,16 @@ def on_read_the_docs(app: Sphinx, config: Any) -> None:
 
     Read the Docs serves each version under ``/<language>/<version>/`` and
     says where (``READTHEDOCS_CANONICAL_URL``); the root pyproject.toml names
-    serves only a redirect. The Chinese project's ``/zh-cn/`` is read as
-    ``/en/``."""
+    serves only a redirect. A translation's project (``/zh-cn/``, the
+    edition's language tag) is read as the source edition's (``/en/``)."""
     canonical = os.environ.get("READTHEDOCS_CANONICAL_URL", "")
     overridden = "html_baseurl" in config.overrides  # -D html_baseurl=...
     if canonical and not overridden:
-        base = re.sub(r"/zh[-_](?:cn|CN)/", "/en/", canonical)
+        tags = [edition.tag.replace("-", "[-_]") for edition in EDITIONS.values()]
+        source = EDITIONS[SOURCE].tag
+        base = re.sub(
+            f"/(?:{'|'.join(tags[1:])})/", f"/{source}/", canonical, flags=re.I
+        )
         config.html_baseurl = base.rstrip("/") + "/"
 
 

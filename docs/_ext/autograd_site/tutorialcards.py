@@ -31,6 +31,7 @@ from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
 from .catalogs import messages, plain, unmarked
+from .siteconfig import SOURCE
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ class GalleryCards(SphinxTransform):
             text = node.astext()
             if "sphx-glr-thumb" not in text:
                 continue
-            if self.config.language != "en":
+            if self.config.language != SOURCE:
                 by_plain = by_plain or {
                     plain(k): v for k, v in messages(self.app).items()
                 }
