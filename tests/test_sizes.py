@@ -52,7 +52,12 @@ MODULE_LIMIT = 600
 # table of "Solution" per language (2 more); the source language read from
 # the editions' table (SOURCE, an import in five modules) where "en" was
 # written; the Read the Docs address of any translated edition (5 more).
-SITE_CEILING = 3_108
+# Then the text transformations left the Sphinx adapters (17: the imports
+# and headers of two modules): comments.py (finding and translating comments
+# in code, from codecomments.py) and markdown.py (a download's text made
+# Markdown and translated, from downloads.py), pure functions with their own
+# tests (test_comments.py, test_markdown.py).
+SITE_CEILING = 3_125
 
 _NOT_CODE = {
     tokenize.COMMENT,

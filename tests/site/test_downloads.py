@@ -68,7 +68,7 @@ from sphinx_gallery.py_source_parser import (
 ROOT = Path(__file__).resolve().parents[2]
 from autograd_site import siteconfig  # noqa: E402
 from autograd_site.cjk import han  # noqa: E402
-from autograd_site.codecomments import without_comments  # noqa: E402
+from autograd_site.comments import without_comments  # noqa: E402
 from autograd_site.downloads import TEXT, markup_left  # noqa: E402
 from autograd_site.sitewheel import build_wheel, on_read_the_docs, wheel_name  # noqa: E402
 

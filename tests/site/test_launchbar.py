@@ -1,11 +1,9 @@
 """The launch bar, the notebooks of every executed page, and their publishing.
 
-Fast tests check the pieces on their own: each shape of Sphinx markup is
-caught by ``downloads.SPHINX_MARKUP``, and made Markdown by ``to_markdown``;
-the zh notebooks' Markdown is translated message by message.
-
-The slow tests read the site ``docs/build.py`` builds (they run it: it does
-nothing when the site is current) and check, in both editions:
+The pieces on their own (markup caught and made Markdown, a MyST cell
+translated) are ``test_markdown.py``'s. The slow tests read the site
+``docs/build.py`` builds (they run it: it does nothing when the site is
+current) and check, in both editions:
 
 * every tutorial and every page whose front matter names a kernelspec has the
   bar right under its title, and no other page has one; each link has the
@@ -43,8 +41,10 @@ from bs4 import BeautifulSoup
 import autograd_notes
 
 ROOT = Path(__file__).resolve().parents[2]
-from autograd_site import downloads, siteconfig  # noqa: E402
+from autograd_site import siteconfig  # noqa: E402
+from autograd_site.markdown import markup_left  # noqa: E402
 from autograd_site.sitewords import say  # noqa: E402
+from test_markdown import rendered_text  # noqa: E402  (CommonMark's text)
 
 SITE = ROOT / "docs" / "_build" / "html"
 EDITIONS = {
@@ -54,129 +54,6 @@ with (ROOT / "pyproject.toml").open("rb") as f:
     URLS = tomllib.load(f)["project"]["urls"]
 HOSTED = URLS["Documentation"].rstrip("/") + "/"
 LABELS = ("Open in Colab", "Download notebook", "Download script", "View source")
-
-
-# -- Each shape of Sphinx markup, and what it becomes ---------------------------
-
-SHAPES = {
-    "reST role": ":doc:`/reference/glossary`",
-    "MyST role": "see {doc}`the glossary </reference/glossary>`",
-    "gallery label": "see `sphx_glr_tutorials_03_grad_fn_and_the_graph.py`",
-    "reST reference with target": "`the graph <sphx_glr_tutorials_x.py>`",
-    "reST directive": ".. note::\n\n   Text",
-    "reST target": ".. _my-label:",
-    "MyST directive": "```{note}\nText\n```",
-    "MyST target": "(glossary-leaf-tensor)=",
-    "MyST substitution": "torch {{ torch_version }}",
-    "reST escaped space": "见\\ ``x``",
-    "MyST definition": "leaf tensor\n: A tensor",
-}
-
-
-@pytest.mark.parametrize("kind", sorted(downloads.SPHINX_MARKUP))
-def test_each_markup_shape_is_caught(kind: str):
-    found = downloads.markup_left(SHAPES[kind])
-    assert any(line.startswith(f"{kind}:") for line in found), found
-
-
-def test_markdown_is_not_mistaken_for_markup():
-    markdown = (
-        "# A title\n\nSee [the glossary](https://x.io/reference/glossary.html)"
-        " and `torch.autograd.grad`; $v^\\top J$ and `a <= b`.\n\n**Solution**"
-    )
-    assert downloads.markup_left(markdown) == []
-
-
-def resolver(docname: str = "how-to/per-loss-gradients") -> downloads.Resolver:
-    return downloads.Resolver(
-        docname=docname,
-        base="https://docs.example/zh_CN/",
-        targets={
-            ("ref", "sphx_glr_tutorials_07_several_losses.py"): (
-                "tutorials/07_several_losses",
-                "sphx-glr-tutorials-07-several-losses-py",
-                "Several losses",
-            ),
-            ("ref", "glossary-grad"): ("reference/glossary", "glossary-grad", ".grad"),
-            ("py", "autograd_notes.format_graph"): ("reference/graph", "fg", ""),
-            ("doc", "reference/glossary"): ("reference/glossary", "", "Glossary"),
-            ("doc", "how-to/index"): ("how-to/index", "", "How-to"),
-        },
-        substitutions={"torch_version": "2.13.0"},
-    )
-
-
-@pytest.mark.parametrize(
-    ("source", "markdown"),
-    [
-        (
-            "{doc}`the glossary\n</reference/glossary>`",
-            "[the glossary](https://docs.example/zh_CN/reference/glossary.html)",
-        ),
-        (":doc:`index`", "[How-to](https://docs.example/zh_CN/how-to/index.html)"),
-        (
-            ":ref:`sphx_glr_tutorials_07_several_losses.py`",
-            "[Several losses](https://docs.example/zh_CN/tutorials/"
-            "07_several_losses.html#sphx-glr-tutorials-07-several-losses-py)",
-        ),
-        (
-            "{ref}`.grad <glossary-grad>`",
-            "[.grad](https://docs.example/zh_CN/reference/glossary.html#glossary-grad)",
-        ),
-        (
-            ":func:`~autograd_notes.format_graph`",
-            "[`format_graph()`](https://docs.example/zh_CN/reference/graph.html#fg)",
-        ),
-        (
-            ":ref:`vector-Jacobian product\n<glossary-grad>`",
-            "[vector-Jacobian product](https://docs.example/zh_CN/reference/"
-            "glossary.html#glossary-grad)",
-        ),
-        (":class:`torch.autograd.Function`", "`torch.autograd.Function`"),
-        (":math:`v^\\top J`", "$v^\\top J$"),
-        ("{bdg-success-line}`How-to guide`", "How-to guide"),
-        ("torch {{ torch_version }}", "torch 2.13.0"),
-        ("(glossary-grad)=\n.grad\n: The attribute", "**.grad**\n\nThe attribute"),
-        ("见\\ ``x``\\ 。", "见``x``。"),
-        # Full-width punctuation leaves a bold span, which then closes.
-        ("**1. 预测。**\\ 下面", "**1. 预测**。下面"),
-        ("见\\ **“梯度”**", "见“**梯度**”"),
-        ("# Title\n\n{bdg-warning-line}`Explanation`\n\nText", "# Title\n\nText"),
-    ],
-)
-def test_to_markdown(source: str, markdown: str):
-    converted = downloads.to_markdown(source, resolver())
-    assert converted == markdown
-    assert downloads.markup_left(converted) == []
-
-
-def test_a_reference_that_does_not_resolve_is_an_error():
-    with pytest.raises(KeyError):
-        downloads.to_markdown("{ref}`no-such-label`", resolver())
-    with pytest.raises(KeyError):
-        downloads.to_markdown(":doc:`/no/such/page`", resolver())
-
-
-def test_markdown_is_translated_message_by_message():
-    catalog = {
-        "Steps": "步骤",
-        "Compute all losses from one forward pass.": "一次前向传播算出所有损失。",
-        "A shared trunk and two heads.": "一个共享主干和两个输出头。",
-        "leaf tensor": "叶子张量",
-        "A tensor whose `is_leaf` is `True`.": "`is_leaf`为`True`的张量。",
-        "Use": "用法",
-    }
-    source = (
-        "## Steps\n\n1. Compute all losses from one\n   forward pass.\n\n"
-        "A shared trunk\nand two heads.\n\n```python\nx = 1  # Steps\n```\n\n"
-        "leaf tensor\n: A tensor whose `is_leaf`\n  is `True`.\n\n"
-        "| Use | `x.grad` |\n| --- | --- |"
-    )
-    assert downloads.translate_markdown(source, lambda m: catalog.get(m, m)) == (
-        "## 步骤\n\n1. 一次前向传播算出所有损失。\n\n一个共享主干和两个输出头。\n\n"
-        "```python\nx = 1  # Steps\n```\n\n叶子张量\n: `is_leaf`为`True`的张量。\n\n"
-        "| 用法 | `x.grad` |\n| --- | --- |"
-    )
 
 
 # -- The built site ---------------------------------------------------------------
@@ -353,7 +230,7 @@ def test_notebooks_have_no_sphinx_markup(built_site: Path):
     hosted = re.compile(rf"\]\({re.escape(HOSTED)}([^)#\s]*)(?:#([^)\s]*))?\)")
     for name, notebook in found.items():
         for text in markdown_of(notebook):
-            problems += [f"{name}: {left}" for left in downloads.markup_left(text)]
+            problems += [f"{name}: {left}" for left in markup_left(text)]
             for path, anchor in hosted.findall(text):
                 page = SITE / path
                 if not page.is_file():
@@ -412,22 +289,12 @@ def test_notebook_runs_top_to_bottom(built_site: Path, notebook: str, tmp_path: 
     assert any(c.get("outputs") for c in nb.cells if c.cell_type == "code")
 
 
-@pytest.mark.parametrize(
-    "code",
-    ["`grad_fn=<MulBackward0>`", "`<not unpacked: ...>`", "``W``", "`glossary-grad`"],
-)
-def test_inline_code_is_left_alone(code: str):
-    """Code that looks like a label or a target is not a reference."""
-    assert downloads.to_markdown(code, resolver()) == code
-    assert downloads.markup_left(code) == []
-
-
 @pytest.mark.slow
 def test_zh_page_notebooks_are_translated(built_site: Path):
     """Each zh_CN page notebook: the English one's cells, text in Chinese, the
     same code apart from its (translated) comments."""
     from autograd_site.cjk import han
-    from autograd_site.codecomments import without_comments
+    from autograd_site.comments import without_comments
 
     pages = [d for d in executed_docnames() if not d.startswith("tutorials/")]
     assert pages
@@ -447,28 +314,6 @@ def test_zh_page_notebooks_are_translated(built_site: Path):
                 assert without_comments("".join(chinese["source"])) == (
                     without_comments("".join(english["source"]))
                 ), docname
-
-
-def rendered_text(markdown: str) -> list[str]:
-    """The text a CommonMark renderer shows of ``markdown`` (no code spans)."""
-    from markdown_it import MarkdownIt
-
-    tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
-    return [
-        child.content
-        for token in tokens
-        if token.type == "inline"
-        for child in token.children or []
-        if child.type == "text"
-    ]
-
-
-def test_a_bold_span_ending_in_chinese_punctuation_renders_bold():
-    """The check below fails on what the zh notebooks held before: ``。**``
-    followed by a letter does not close."""
-    assert any("**" in t for t in rendered_text("**1. 预测。**下面"))
-    fixed = downloads.to_markdown("**1. 预测。**\\ 下面", resolver())
-    assert not any("**" in t for t in rendered_text(fixed))
 
 
 @pytest.mark.slow

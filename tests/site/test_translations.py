@@ -2,7 +2,6 @@
 
 * Every page has a catalog and every catalog passes ``check_catalogs.py``.
 * The term list parses, and the checks it drives flag what they should.
-* ``downloads.translate_rst`` translates and wraps a tutorial's text.
 * (slow) In a throw-away site: a translation goes stale when its English
   changes, and the zh build then fails, naming the message and the page,
   until the catalog is updated and the message translated again.
@@ -31,8 +30,7 @@ CATALOGS = LOCALE / "zh_CN" / "LC_MESSAGES"
 # The minimal site of test_strict_build.py, and downloads.py as conf.py
 # loads it (docs/_ext is on pytest's pythonpath).
 import sitebuild  # noqa: E402
-from autograd_site import downloads  # noqa: E402
-from autograd_site.cjk import WIDE, han, width  # noqa: E402
+from autograd_site.cjk import WIDE, han  # noqa: E402
 from autograd_site.sitewords import say  # noqa: E402
 
 
@@ -579,32 +577,6 @@ def test_fix_spacing_rewrites_a_catalog(tmp_path: Path) -> None:
         assert message.string == wanted
     assert set(check_catalogs.fix(list(written.values())).values()) == {0}
     assert check_catalogs.check(list(written.values())) == []
-
-
-# -- downloads.py: the translated text of a tutorial's downloads --------------
-
-
-def test_translate_rst_wraps_chinese_without_breaking_markup() -> None:
-    english = "Gradients accumulate.\nCall it twice and they add up."
-    chinese = "梯度会累加到 ``.grad`` 中，" * 6 + "调用两次就相加。"
-    lookup = {"Gradients accumulate. Call it twice and they add up.": chinese}
-    lines = downloads.translate_rst(english, lookup.__getitem__, 40).split("\n")
-    assert len(lines) > 1
-    # A closing mark never starts a line: it may stick out past the width.
-    assert all(width(line.rstrip("，。")) <= 40 for line in lines)
-    # Breaks fall at spaces or between characters: nothing is added or lost.
-    assert "".join(lines).replace(" ", "") == chinese.replace(" ", "")
-    assert all(line.count("``") % 2 == 0 for line in lines)  # markup is whole
-    assert not any(line.startswith(("，", "。")) for line in lines)
-    # Without a width (the notebook's Markdown), a paragraph stays one line.
-    assert downloads.translate_rst(english, lookup.__getitem__) == chinese
-
-
-def test_translate_rst_without_a_translation_raises() -> None:
-    with pytest.raises(KeyError):
-        downloads.translate_rst(
-            "Scalars\n-------\n\nNot in the catalog.", {}.__getitem__
-        )
 
 
 # -- (slow) A translation cannot go stale ---------------------------------------
