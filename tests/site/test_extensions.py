@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+import subprocess
+import sys
 import types
 from collections.abc import Collection
 from pathlib import Path
@@ -193,6 +195,25 @@ def test_every_module_is_loaded_by_the_build() -> None:
             reached.add(name)
             todo.append(name)
     assert sorted(set(MODULES) - reached) == []
+
+
+def test_the_libraries_import_no_sphinx() -> None:
+    """The modules without a setup (configuration, text transformations,
+    site.po's words) import neither Sphinx nor docutils: the build script, the
+    PDF printer and the tests use them without a build."""
+    libraries = [name for name in MODULES if name not in loaded_as_extensions()]
+    assert {"cjk", "comments", "markdown", "siteconfig", "sitewords"} <= set(libraries)
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(EXT.parent)!r})\n"
+        f"for name in {libraries!r}: __import__('{PACKAGE}.' + name)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('sphinx', 'docutils')))"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert found.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize("name", MODULES)
