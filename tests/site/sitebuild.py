@@ -90,11 +90,14 @@ def make_site(root: Path) -> Path:
             docs / folder,
             ignore=shutil.ignore_patterns("__pycache__"),
         )
-    # The zh_CN edition reads its term list (search words); its catalogs are
-    # the site's own, made by the tests that need them.
+    # The zh_CN edition reads its term list (search words) and site.po (our
+    # code's words: the footer, "Solution" before an exercise's answer); the
+    # pages' catalogs are the site's own, made by the tests that need them.
     terms = docs / "locale" / "zh_CN" / "terms.csv"
-    terms.parent.mkdir(parents=True)
+    (terms.parent / "LC_MESSAGES").mkdir(parents=True)
     shutil.copy(ROOT / "docs" / "locale" / "zh_CN" / "terms.csv", terms)
+    site_po = Path("zh_CN") / "LC_MESSAGES" / "site.po"
+    shutil.copy(ROOT / "docs" / "locale" / site_po, docs / "locale" / site_po)
     (docs / "index.md").write_text(INDEX)
     (docs / "page.md").write_text(GOOD_PAGE)
     gallery = root / "gallery"
