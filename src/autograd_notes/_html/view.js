@@ -39,7 +39,7 @@
   });
   function say(key) { // UI[LANG][key], {0}, {1} ... replaced by the arguments after key
     var args = arguments;
-    return UI[LANG][key].replace(/\{(\d)\}/g, function (_, d) { return args[+d + 1]; }).replace("整个模型 的", "整个模型的");
+    return UI[LANG][key].replace(/\{(\d)\}/g, function (_, d) { return args[+d + 1]; });
   }
   // A title, note or name the Python side wrote: as it is (a string), or
   // words, said with the reader's table (autograd_notes.words, notes.json):
@@ -194,8 +194,9 @@
   });
   function rangeItem(f, parent, lo, hi) {
     var first = pathText(f.paths[lo]), last = pathText(f.paths[hi - 1]);
-    var what = first === last ? say("callsOf", commas(f.callIndex[lo]), commas(f.callIndex[hi - 1]), first || say("model"))
-      : say("range", first || say("model"), last || say("model"));
+    var lowest = commas(f.callIndex[lo]), highest = commas(f.callIndex[hi - 1]);
+    var what = first !== last ? say("range", first || say("model"), last || say("model"))
+      : first ? say("callsOf", lowest, highest, first) : say("callsOfModel", lowest, highest);
     return item(parent, "calls", what, say("ncalls", commas(hi - lo)), null);
   }
   function addCall(f, parent, j) {
@@ -457,7 +458,7 @@
   function removedList(rows) {
     var ul = el("ul", {});
     rows.slice(0, 50).forEach(function (r) {
-      var where = r.module === null ? say("outside") : say("inside", r.module || say("model"));
+      var where = r.module === null ? say("outside") : r.module ? say("inside", r.module) : say("insideModel");
       ul.appendChild(el("li", {}, say("row", r.kind, commas(r.nodes), where + (r.call === null ? "" : say("atCall", r.call)))));
     });
     if (rows.length > 50) ul.appendChild(el("li", {}, say("more", commas(rows.length - 50))));
@@ -479,7 +480,9 @@
     else if (items[i].path !== null) paths.push(items[i].path);
     paths.forEach(function (path) {
       var m = DF.modules[path];
-      if (m) side.appendChild(el("p", {}, say("byModule", path || say("model"), m.before, m.after, m.change, commas(m.nodes_before), commas(m.nodes_after))));
+      if (!m) return;
+      var counts = [m.before, m.after, m.change, commas(m.nodes_before), commas(m.nodes_after)];
+      side.appendChild(el("p", {}, say.apply(null, path ? ["byModule", path].concat(counts) : ["byModel"].concat(counts))));
     });
     var gone = DF.removed.filter(function (r) { return paths.indexOf(r.module) >= 0; });
     if (gone.length) { side.appendChild(el("h3", {}, say("removedHere"))); side.appendChild(removedList(gone)); }
