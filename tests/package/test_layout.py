@@ -32,6 +32,16 @@ EXAMPLES: dict[str, tuple[list[list[int]], list[int]]] = {
 }
 
 
+# Graphs of 1 to 12 boxes, each linking to up to 4 (cycles and self-links too).
+GRAPHS = st.integers(1, 12).flatmap(
+    lambda boxes: st.lists(
+        st.lists(st.integers(0, boxes - 1), max_size=4),
+        min_size=boxes,
+        max_size=boxes,
+    )
+)
+
+
 def _by_row(rows: list[int]) -> dict[int, list[int]]:
     placed: dict[int, list[int]] = {}
     for box, row in enumerate(rows):
@@ -51,28 +61,12 @@ def test_draw_graph_lays_out_each_example_the_same(name: str) -> None:
     assert drawing_layers(out) == _by_row(rows)
 
 
-@given(
-    st.integers(1, 12).flatmap(
-        lambda boxes: st.lists(
-            st.lists(st.integers(0, boxes - 1), max_size=4),
-            min_size=boxes,
-            max_size=boxes,
-        )
-    )
-)
+@given(GRAPHS)
 def test_layers_agrees_with_draw_graph_on_random_graphs(out: list[list[int]]) -> None:
     assert _by_row(layers(out)) == drawing_layers(out)
 
 
-@given(
-    st.integers(1, 12).flatmap(
-        lambda boxes: st.lists(
-            st.lists(st.integers(0, boxes - 1), max_size=4),
-            min_size=boxes,
-            max_size=boxes,
-        )
-    )
-)
+@given(GRAPHS)
 def test_without_a_cycle_every_link_points_down(out: list[list[int]]) -> None:
     dag = [[t for t in targets if t > b] for b, targets in enumerate(out)]
     rows = layers(dag)
