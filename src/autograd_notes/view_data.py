@@ -352,7 +352,7 @@ def _names(view: View, names: Names, ids: list[int], real: int) -> list[NodeName
             text = _node_text(view, i, names)
             if text:
                 found.append(NodeName(ids[i], text))
-    return sorted(found)
+    return sorted(found, key=lambda name: name.node)
 
 
 def page_data(
